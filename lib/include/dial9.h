@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dial9.h - the one public header of libdial9, the dial9 flight recorder.
+ *
+ * Errors are negative errno values; dial9_strerror() names them.
+ * Order: types, recorder lifecycle, recording, the trace encoder, the
+ * trace decoder, then the static inline fast paths and macros.
+ * See docs/lib.md for the guide and docs/format.md for the trace format.
+ */
+#ifndef DIAL9_H
+#define DIAL9_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Everything declared here is the library's ABI (see libdial9.map). */
+#pragma GCC visibility push(default)
+
+#define DIAL9_VERSION_STRING "0.1.0"
+
+/* ---- field types ------------------------------------------------------ */
+
+/*
+ * A field type's top three bits are its wire class (how a reader that
+ * does not know the type skips it): 0 varint, 1 fixed 8 bytes,
+ * 2 varint length + bytes.
+ */
+enum dial9_type {
+	DIAL9_U64 = 0x01,   /* unsigned varint */
+	DIAL9_I64 = 0x02,   /* zigzag varint */
+	DIAL9_BOOL = 0x03,  /* varint 0 or 1 */
+	DIAL9_ISTR = 0x04,  /* interned string: varint id of a string frame */
+	DIAL9_F64 = 0x21,   /* IEEE 754 double, little-endian */
+	DIAL9_STR = 0x41,   /* length + UTF-8 (not checked) */
+	DIAL9_BYTES = 0x42, /* length + bytes */
+};
+
+/* What an event type means to a reader. */
+enum dial9_kind {
+	DIAL9_KIND_INSTANT = 0,
+	DIAL9_KIND_SPAN_BEGIN = 1,
+	DIAL9_KIND_SPAN_END = 2,
+	DIAL9_KIND_COUNTER = 3,
+	DIAL9_KIND_GAUGE = 4,
+	DIAL9_KIND_INTERNAL = 5, /* written by the library itself */
+};
+
+/* One typed value. STR/ISTR/BYTES point at memory the caller owns. */
+struct dial9_value {
+	uint8_t type; /* enum dial9_type; 0 for a field of unknown type */
+	union {
+		uint64_t u64;
+		int64_t i64;
+		double f64;
+		bool b;
+		struct {
+			const void *ptr;
+			size_t len;
+		} str;
+	};
+};
+
+struct dial9_field {
+	const char *name;
+	uint8_t type; /* enum dial9_type */
+};
+
+/*
+ * An application-defined event type. Declare it statically with
+ * DIAL9_EVENT_TYPE() or DIAL9_SPAN_TYPE(); the library registers it on
+ * first use and fills in id. Name and fields must stay valid forever.
+ */
+struct dial9_event_type {
+	const char *name;
+	uint8_t kind; /* enum dial9_kind */
+	uint16_t nfields;
+	const struct dial9_field *fields;
+	uint32_t id; /* 0 until registered; owned by the library */
+};
+
+struct dial9_span_type {
+	struct dial9_event_type begin;
+	struct dial9_event_type end;
+};
+
+/* ---- recorder lifecycle ---------------------------------------------- */
+
+enum dial9_io_backend {
+	DIAL9_IO_AUTO = 0,     /* io_uring, pwrite if io_uring is unavailable */
+	DIAL9_IO_URING = 1,
+	DIAL9_IO_PWRITE = 2,
+};
+
+enum dial9_clock {
+	DIAL9_CLOCK_AUTO = 0,     /* TSC when invariant, else clock_gettime */
+	DIAL9_CLOCK_TSC = 1,
+	DIAL9_CLOCK_GETTIME = 2,
+};
+
+/* Starts with its size so that it can grow; use dial9_config_init(). */
+struct dial9_config {
+	uint32_t size;
+	const char *trace_dir;      /* default /tmp/dial9-traces */
+	const char *service_name;   /* default: program name */
+	uint32_t rotation_secs;     /* default 60 */
+	uint64_t max_disk_bytes;    /* default 1 GiB */
+	uint64_t max_file_bytes;    /* default min(100 MiB, max_disk / 4) */
+	uint32_t buffer_bytes;      /* thread buffer, default 1 MiB */
+	uint32_t flush_interval_ms; /* default 5 */
+	uint32_t collector_batches; /* default 1024 */
+	uint32_t io_backend;        /* enum dial9_io_backend */
+	uint32_t clock;             /* enum dial9_clock */
+};
+
+/* Fill *cfg with the documented defaults (not the environment). */
+void dial9_config_init(struct dial9_config *cfg);
+
+/*
+ * Overwrite the fields of *cfg named by DIAL9_* environment variables.
+ * Invalid values log one warning naming the variable and leave the
+ * default. Returns 1 if DIAL9_ENABLED is true, 0 otherwise.
+ */
+int dial9_config_from_env(struct dial9_config *cfg);
+
+/*
+ * Start the process' recorder (strict): any invalid or unusable setting
+ * is returned as an error and nothing is started. -EBUSY if a recorder
+ * is already running.
+ */
+int dial9_start(const struct dial9_config *cfg);
+
+/*
+ * Start a recorder configured from the environment (lenient): if
+ * DIAL9_ENABLED is not true, does nothing and returns 0; if the
+ * configuration does not work, logs one error and returns it, the
+ * process runs on with recording disabled. Called automatically when
+ * the library is loaded.
+ */
+int dial9_start_from_env(void);
+
+/*
+ * Stop recording, flush every thread's buffer, seal the last segment.
+ * Runs automatically at exit. Returns 0, or -ENOENT if none running.
+ */
+int dial9_stop(void);
+
+enum dial9_health {
+	DIAL9_HEALTH_OFF = 0,      /* no recorder */
+	DIAL9_HEALTH_OK = 1,
+	DIAL9_HEALTH_DEGRADED = 2, /* cannot write; retrying */
+};
+
+struct dial9_stats {
+	uint32_t size;
+	uint32_t health;        /* enum dial9_health */
+	int32_t last_error;     /* negative errno of the last write fault */
+	uint32_t io_backend;    /* DIAL9_IO_URING or DIAL9_IO_PWRITE */
+	uint64_t events_written;
+	uint64_t events_lost;   /* dropped batches, write faults, oversize */
+	uint64_t batches_written;
+	uint64_t batches_lost;
+	uint64_t bytes_written;
+	uint64_t segments_sealed;
+	uint64_t segments_evicted;
+	uint64_t write_errors;
+	uint64_t faults_recovered;
+	char boot_id[32];
+	char dir[512]; /* the directory segments go to */
+};
+
+/* Snapshot of the recorder's health and counters. */
+int dial9_get_stats(struct dial9_stats *st);
+
+/* Hand every thread's buffered events to the writer and wait until they
+ * are written (at most timeout_ms). For tests and checkpoints. */
+int dial9_flush(unsigned int timeout_ms);
+
+/* Force the active segment to be sealed and a new one started. */
+int dial9_rotate(void);
+
+/* ---- recording -------------------------------------------------------- */
+
+/* Out-of-line record functions; use the macros and inlines below. */
+void dial9__emit(struct dial9_event_type *t, const struct dial9_value *v,
+		 unsigned int n);
+void dial9__counter(const char *name, const char *unit, uint64_t delta);
+void dial9__gauge(const char *name, const char *unit, double value);
+void dial9__instant(const char *name);
+void dial9__thread_name(const char *name);
+
+/* Non-zero while a recorder runs. Read it through dial9_enabled(). */
+extern volatile int dial9__active;
+
+/* CLOCK_MONOTONIC nanoseconds, as the recorder timestamps events. */
+uint64_t dial9_now_ns(void);
+
+/* ---- trace encoder (for tools and tests) ------------------------------ */
+
+struct dial9_encoder;
+
+int dial9_encoder_new(struct dial9_encoder **out);
+void dial9_encoder_free(struct dial9_encoder *enc);
+/* The bytes written so far; valid until the next call on enc. */
+const void *dial9_encoder_data(const struct dial9_encoder *enc, size_t *len);
+void dial9_encoder_clear(struct dial9_encoder *enc);
+/* A stream header; forgets schemas, strings and the timestamp base. */
+int dial9_encoder_begin_stream(struct dial9_encoder *enc);
+/* A batch end frame closing the current stream. */
+int dial9_encoder_end_stream(struct dial9_encoder *enc);
+int dial9_encoder_schema(struct dial9_encoder *enc, uint32_t type_id,
+			 uint8_t kind, const char *name, uint32_t nfields,
+			 const struct dial9_field *fields);
+/* values[i].type must match the schema's field i (ISTR may be given
+ * as STR or ISTR; it is interned). -EINVAL on mismatch. */
+int dial9_encoder_event(struct dial9_encoder *enc, uint32_t type_id,
+			uint64_t ts_ns, const struct dial9_value *values);
+int dial9_encoder_metadata(struct dial9_encoder *enc, unsigned int n,
+			   const char *const *keys, const char *const *values);
+int dial9_encoder_clock_sync(struct dial9_encoder *enc, uint64_t mono_ns,
+			     uint64_t real_ns);
+int dial9_encoder_thread(struct dial9_encoder *enc, uint32_t tid,
+			 const char *name);
+
+/* ---- trace decoder ---------------------------------------------------- */
+
+struct dial9_decoder;
+
+struct dial9_field_info {
+	const char *name; /* NUL-terminated, owned by the decoder */
+	uint8_t type;     /* may be a type this reader does not know */
+};
+
+struct dial9_schema {
+	uint32_t id;
+	uint8_t kind;
+	const char *name; /* NUL-terminated, owned by the decoder */
+	uint32_t nfields;
+	const struct dial9_field_info *fields;
+};
+
+enum dial9_record_kind {
+	DIAL9_REC_STREAM = 1,     /* a stream header */
+	DIAL9_REC_EVENT = 2,
+	DIAL9_REC_METADATA = 3,   /* key/value pairs */
+	DIAL9_REC_CLOCK_SYNC = 4,
+	DIAL9_REC_THREAD = 5,     /* tid and name of the stream's thread */
+	DIAL9_REC_BATCH_END = 6,  /* the stream ended completely */
+};
+
+struct dial9_kv {
+	const char *key;
+	size_t key_len;
+	const char *value;
+	size_t value_len;
+};
+
+/*
+ * One decoded record. Pointers are valid until the next call of
+ * dial9_decoder_next(); strings are NOT NUL-terminated (use str.len).
+ */
+struct dial9_record {
+	uint32_t kind;     /* enum dial9_record_kind */
+	uint64_t offset;   /* of the frame in the input */
+	uint64_t stream;   /* index of the stream (0, 1, ...) */
+	uint32_t tid;      /* of the stream's thread, 0 if none */
+	const char *thread_name; /* NUL-terminated, "" if none */
+	/* EVENT */
+	uint64_t ts_ns;
+	const struct dial9_schema *schema;
+	const struct dial9_value *values; /* schema->nfields of them */
+	/* METADATA */
+	unsigned int nkv;
+	const struct dial9_kv *kv;
+	/* CLOCK_SYNC */
+	uint64_t mono_ns, real_ns;
+	/* THREAD: tid and thread_name above */
+};
+
+/* Decode len bytes at buf (not copied: keep them alive). */
+int dial9_decoder_new(struct dial9_decoder **out, const void *buf, size_t len);
+void dial9_decoder_free(struct dial9_decoder *dec);
+/*
+ * Next record: 1 and *rec filled, 0 at the end of the input, or a
+ * negative error (-EBADMSG corrupt, -ENODATA truncated,
+ * -EPROTONOSUPPORT unknown version); dial9_decoder_offset() then says
+ * where. After an error every further call returns the same error.
+ */
+int dial9_decoder_next(struct dial9_decoder *dec, struct dial9_record *rec);
+/* Byte offset reached (of the error, after an error). */
+uint64_t dial9_decoder_offset(const struct dial9_decoder *dec);
+/* A schema of the current stream by name, or NULL. */
+const struct dial9_schema *dial9_decoder_schema(const struct dial9_decoder *dec,
+						const char *name);
+/* Index of a field by name, or -ENOENT. */
+int dial9_schema_field_index(const struct dial9_schema *s, const char *name);
+/* The value of an event's field by name, or NULL. */
+const struct dial9_value *dial9_record_field(const struct dial9_record *rec,
+					     const char *name);
+
+const char *dial9_strerror(int err);
+const char *dial9_type_name(uint8_t type);
+const char *dial9_kind_name(uint8_t kind);
+
+#pragma GCC visibility pop
+
+/* ---- fast paths ------------------------------------------------------- */
+
+/* One predictable branch when recording is off. */
+static inline bool dial9_enabled(void)
+{
+	return __builtin_expect(dial9__active != 0, 0);
+}
+
+static inline struct dial9_value dial9_u64(uint64_t v)
+{
+	struct dial9_value x = { .type = DIAL9_U64, .u64 = v };
+	return x;
+}
+static inline struct dial9_value dial9_i64(int64_t v)
+{
+	struct dial9_value x = { .type = DIAL9_I64, .i64 = v };
+	return x;
+}
+static inline struct dial9_value dial9_f64(double v)
+{
+	struct dial9_value x = { .type = DIAL9_F64, .f64 = v };
+	return x;
+}
+static inline struct dial9_value dial9_bool(bool v)
+{
+	struct dial9_value x = { .type = DIAL9_BOOL, .b = v };
+	return x;
+}
+/* s must be NUL-terminated; copied into the trace at record time. */
+static inline struct dial9_value dial9_str(const char *s)
+{
+	size_t n = 0;
+	struct dial9_value x = { .type = DIAL9_STR };
+
+	while (s && s[n])
+		n++;
+	x.str.ptr = s;
+	x.str.len = n;
+	return x;
+}
+/* An interned string: for values that repeat (names, routes). */
+static inline struct dial9_value dial9_istr(const char *s)
+{
+	struct dial9_value x = dial9_str(s);
+
+	x.type = DIAL9_ISTR;
+	return x;
+}
+static inline struct dial9_value dial9_bytes(const void *p, size_t len)
+{
+	struct dial9_value x = { .type = DIAL9_BYTES };
+
+	x.str.ptr = p;
+	x.str.len = len;
+	return x;
+}
+
+/* DIAL9_FIELD(U64, status) -> field "status" of type DIAL9_U64. */
+#define DIAL9_FIELD(type, name) { #name, DIAL9_##type }
+
+#define DIAL9__NARGS(arr) ((uint16_t)(sizeof(arr) / sizeof((arr)[0]) - 1))
+
+/*
+ * Declare an event type once, at file scope:
+ *   DIAL9_EVENT_TYPE(req_done, "http.request_done",
+ *                    DIAL9_FIELD(U64, status), DIAL9_FIELD(STR, path));
+ */
+#define DIAL9_EVENT_TYPE(var, name, ...)                                  \
+	static const struct dial9_field var##__dial9_f[] = { { 0, 0 },     \
+							     __VA_ARGS__ }; \
+	static struct dial9_event_type var = {                             \
+		name, DIAL9_KIND_INSTANT, DIAL9__NARGS(var##__dial9_f),    \
+		var##__dial9_f + 1, 0                                      \
+	}
+
+/* A span type: begin and end events with the same fields. */
+#define DIAL9_SPAN_TYPE(var, name, ...)                                   \
+	static const struct dial9_field var##__dial9_f[] = { { 0, 0 },     \
+							     __VA_ARGS__ }; \
+	static struct dial9_span_type var = {                              \
+		{ name, DIAL9_KIND_SPAN_BEGIN, DIAL9__NARGS(var##__dial9_f), \
+		  var##__dial9_f + 1, 0 },                                 \
+		{ name, DIAL9_KIND_SPAN_END, DIAL9__NARGS(var##__dial9_f),   \
+		  var##__dial9_f + 1, 0 }                                  \
+	}
+
+#define DIAL9__EMIT(typep, ...)                                           \
+	do {                                                              \
+		if (dial9_enabled()) {                                    \
+			const struct dial9_value dial9__v[] = {           \
+				{ 0 }, __VA_ARGS__                        \
+			};                                                \
+			dial9__emit((typep), dial9__v + 1,                \
+				    DIAL9__NARGS(dial9__v));              \
+		}                                                         \
+	} while (0)
+
+/* DIAL9_EMIT(req_done, dial9_u64(200), dial9_str(path)); */
+#define DIAL9_EMIT(var, ...) DIAL9__EMIT(&(var), __VA_ARGS__)
+/* Fields given at begin; the end event carries the values at the end. */
+#define DIAL9_SPAN_BEGIN(var, ...) DIAL9__EMIT(&(var).begin, __VA_ARGS__)
+#define DIAL9_SPAN_END(var, ...) DIAL9__EMIT(&(var).end, __VA_ARGS__)
+
+/* Counters (increments) and gauges (levels) with a unit, e.g. "bytes".
+ * name and unit are interned: pass strings that repeat. */
+static inline void dial9_counter(const char *name, const char *unit,
+				 uint64_t delta)
+{
+	if (dial9_enabled())
+		dial9__counter(name, unit, delta);
+}
+static inline void dial9_gauge(const char *name, const char *unit, double v)
+{
+	if (dial9_enabled())
+		dial9__gauge(name, unit, v);
+}
+static inline void dial9_instant(const char *name)
+{
+	if (dial9_enabled())
+		dial9__instant(name);
+}
+/* Name the calling thread in the trace (copied, at most 31 bytes). */
+static inline void dial9_thread_name(const char *name)
+{
+	if (dial9_enabled())
+		dial9__thread_name(name);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DIAL9_H */

@@ -1,0 +1,175 @@
+# libdial9, the dial9 CLI, their tests, fuzzers and benchmark.
+# Included by the top-level Makefile; paths are relative to the repo root.
+#
+#   make lib          build/lib: libdial9.so (soname, export map), .a, .pc
+#   make tools        build/tools/dial9
+#   make test-lib     cmocka tests under ASan+UBSan, threading tests under
+#                     TSan, and each fuzz target for LIB_FUZZ_SECS seconds
+#   make fuzz         each fuzz target for FUZZ_SECS seconds
+#   make bench        record cost vs a raw-append baseline
+#   make install-lib  PREFIX=/usr/local DESTDIR=
+
+CC ?= cc
+BUILD ?= build
+WARN ?= -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+FUZZ_CC ?= clang
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+LIB_FUZZ_SECS ?= 20
+FUZZ_SECS ?= 600
+
+LIB_VERSION := 0.1.0
+LIB_SOMAJOR := 0
+LIB_B := $(BUILD)/lib
+LIB_SRCS := $(wildcard lib/*.c)
+LIB_HDRS := lib/include/dial9.h $(wildcard lib/*.h)
+LIB_CPPFLAGS := -D_GNU_SOURCE -Ilib/include -Ilib
+LIB_CFLAGS := -std=gnu11 -O2 -g $(WARN) -pthread
+LIB_LDLIBS := -luring -pthread
+
+LIB_SO := $(LIB_B)/libdial9.so.$(LIB_VERSION)
+LIB_A := $(LIB_B)/libdial9.a
+LIB_PC := $(LIB_B)/dial9.pc
+LIB_PIC_OBJS := $(patsubst lib/%.c,$(LIB_B)/pic/%.o,$(LIB_SRCS))
+LIB_OBJS := $(patsubst lib/%.c,$(LIB_B)/obj/%.o,$(LIB_SRCS))
+
+.PHONY: lib tools test-lib fuzz fuzz-build bench install-lib lib-clean
+
+all: lib $(if $(TOOL_SRCS),tools)
+TEST_TARGETS += test-lib
+
+lib: $(LIB_SO) $(LIB_A) $(LIB_PC)
+
+$(LIB_B)/pic/%.o: lib/%.c $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CPPFLAGS) $(LIB_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(LIB_B)/obj/%.o: lib/%.c $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CPPFLAGS) $(LIB_CFLAGS) -fvisibility=hidden -c -o $@ $<
+
+$(LIB_SO): $(LIB_PIC_OBJS) lib/libdial9.map
+	$(CC) -shared -Wl,-soname,libdial9.so.$(LIB_SOMAJOR) \
+		-Wl,--version-script=lib/libdial9.map -Wl,--no-undefined \
+		-o $@ $(LIB_PIC_OBJS) $(LIB_LDLIBS)
+	ln -sf libdial9.so.$(LIB_VERSION) $(LIB_B)/libdial9.so.$(LIB_SOMAJOR)
+	ln -sf libdial9.so.$(LIB_SOMAJOR) $(LIB_B)/libdial9.so
+
+$(LIB_A): $(LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+$(LIB_PC): lib/dial9.pc.in lib/lib.mk
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+		$< > $@
+
+install-lib: lib tools
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+		$(DESTDIR)$(BINDIR)
+	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libdial9.so.$(LIB_VERSION) \
+		$(DESTDIR)$(LIBDIR)/libdial9.so.$(LIB_SOMAJOR)
+	ln -sf libdial9.so.$(LIB_SOMAJOR) $(DESTDIR)$(LIBDIR)/libdial9.so
+	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 0644 $(LIB_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 0644 lib/include/dial9.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 0755 $(BUILD)/tools/dial9 $(DESTDIR)$(BINDIR)/
+
+# ---- the CLI: only the public header and the static library ----------------
+TOOL_SRCS := $(wildcard tools/*.c)
+TOOL_HDRS := $(wildcard tools/*.h)
+
+tools: $(BUILD)/tools/dial9
+
+$(BUILD)/tools/dial9: $(TOOL_SRCS) $(TOOL_HDRS) lib/include/dial9.h $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -Ilib/include \
+		-o $@ $(TOOL_SRCS) $(LIB_A) $(LIB_LDLIBS)
+
+# ---- tests -------------------------------------------------------------------
+# Each test links the library sources compiled with the same sanitizers,
+# so that internal functions (lib/*.h) can be tested too.
+LIB_T := $(BUILD)/tests/lib
+LIB_TESTS := $(patsubst tests/lib/%.c,%,$(wildcard tests/lib/test_*.c))
+# Tests that exercise threads run under TSan as well.
+LIB_TSAN_TESTS := $(filter $(LIB_TESTS),test_collector test_recorder)
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+TSAN_FLAGS := -fsanitize=thread -DDIAL9_TSAN
+
+$(LIB_T)/asan/%: tests/lib/%.c $(LIB_SRCS) $(LIB_HDRS) $(wildcard tests/lib/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CPPFLAGS) -Itests/lib $(LIB_CFLAGS) -O1 $(ASAN_FLAGS) \
+		-o $@ $< $(LIB_SRCS) -lcmocka $(LIB_LDLIBS)
+
+$(LIB_T)/tsan/%: tests/lib/%.c $(LIB_SRCS) $(LIB_HDRS) $(wildcard tests/lib/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CPPFLAGS) -Itests/lib $(LIB_CFLAGS) -O1 $(TSAN_FLAGS) \
+		-o $@ $< $(LIB_SRCS) -lcmocka $(LIB_LDLIBS)
+
+LIB_TEST_BINS := $(addprefix $(LIB_T)/asan/,$(LIB_TESTS)) \
+	$(addprefix $(LIB_T)/tsan/,$(LIB_TSAN_TESTS))
+
+test-lib: lib $(if $(TOOL_SRCS),tools) $(LIB_TEST_BINS) fuzz-build
+	@rc=0; for t in $(LIB_TEST_BINS); do \
+		echo "--- $$t"; \
+		if ! DIAL9_TEST_TOOL=$(CURDIR)/$(BUILD)/tools/dial9 \
+			ASAN_OPTIONS=detect_leaks=1 \
+			UBSAN_OPTIONS=print_stacktrace=1 \
+			TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+			timeout 240 $$t; then echo "FAILED: $$t"; rc=1; fi; \
+	done; \
+	if [ -x tests/lib/cli.sh ]; then \
+		echo "--- tests/lib/cli.sh"; \
+		tests/lib/cli.sh $(BUILD)/tools/dial9 $(LIB_T)/cli || rc=1; \
+	fi; \
+	for f in $(FUZZ_BINS); do \
+		echo "--- $$f ($(LIB_FUZZ_SECS) s)"; \
+		mkdir -p $(FUZZ_B)/corpus/$$(basename $$f); \
+		$$f -max_total_time=$(LIB_FUZZ_SECS) -timeout=10 -rss_limit_mb=1024 \
+			-print_final_stats=1 $(FUZZ_B)/corpus/$$(basename $$f) \
+			2>$(FUZZ_B)/$$(basename $$f).log \
+			|| { tail -40 $(FUZZ_B)/$$(basename $$f).log; rc=1; }; \
+		grep -h 'stat::number_of_executed_units' \
+			$(FUZZ_B)/$$(basename $$f).log || true; \
+	done; exit $$rc
+
+# ---- fuzzing (clang libFuzzer) ----------------------------------------------
+FUZZ_B := $(BUILD)/fuzz
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_B)/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_LIB_SRCS := lib/encode.c lib/decode.c lib/error.c
+
+fuzz-build: $(FUZZ_BINS)
+
+$(FUZZ_B)/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(LIB_CPPFLAGS) -std=gnu11 -O1 -g $(WARN) \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-o $@ $< $(FUZZ_LIB_SRCS)
+
+fuzz: fuzz-build
+	@for f in $(FUZZ_BINS); do \
+		mkdir -p $(FUZZ_B)/corpus/$$(basename $$f); \
+		echo "--- $$f ($(FUZZ_SECS) s)"; \
+		$$f -max_total_time=$(FUZZ_SECS) -timeout=10 -rss_limit_mb=1024 \
+			-print_final_stats=1 $(FUZZ_B)/corpus/$$(basename $$f) \
+			|| exit 1; \
+	done
+
+# ---- benchmark ---------------------------------------------------------------
+BENCH_B := $(BUILD)/bench
+
+bench: $(BENCH_B)/record_bench
+	$(BENCH_B)/record_bench
+
+$(BENCH_B)/record_bench: bench/record_bench.c $(LIB_A) lib/include/dial9.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -Ilib/include \
+		-o $@ $< $(LIB_A) $(LIB_LDLIBS)
+
+lib-clean:
+	rm -rf $(LIB_B) $(BUILD)/tools $(LIB_T) $(FUZZ_B) $(BENCH_B)
