@@ -1,0 +1,106 @@
+# dial9 — top-level build.  `make test` is what CI runs.
+#
+#   make deps      install everything from Debian (idempotent, fast when done)
+#   make           build the module, the examples and (when present) the library
+#   make test      deps + build + every test, the module tests inside a qemu VM
+#   make demo      the module in a VM, a program under contention, the report
+#   make check     checkpatch + sparse on the module
+#   make dkms-install / install-udev   fleet-host installation
+
+SHELL := /bin/bash
+KVER ?= $(shell scripts/kver.sh 2>/dev/null)
+KDIR ?= /usr/src/linux-headers-$(KVER)
+CACHE ?= build/cache
+BUILD ?= build
+DIAL9_VERSION := 0.1.0
+
+CC ?= cc
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+USER_CFLAGS := -std=gnu11 -O2 -g $(WARN) -Iuapi
+# Static binaries go into the VM's initramfs.
+HARNESS := $(CACHE)/linux-source/tools/testing/selftests
+
+TEST_TARGETS := test-kmod test-dkms check
+
+.PHONY: all deps module examples test test-kmod test-dkms check demo clean \
+	dkms-install dkms-uninstall install-udev
+
+all: module examples
+
+deps:
+	@scripts/deps.sh
+
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+examples: $(BUILD)/examples/dial9-read
+
+$(BUILD)/examples/dial9-read: examples/dial9-read.c uapi/linux/dial9.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -static -o $@ $<
+
+# ---- module tests in a VM ---------------------------------------------------
+# kselftest_harness.h is not -Wextra clean (its macros compare int with
+# the values tested, and its handlers have unused parameters).
+KTEST_CFLAGS := -isystem $(HARNESS) -Wno-sign-compare -Wno-unused-parameter \
+	-Wno-missing-prototypes
+KTESTS := $(patsubst tests/kmod/%.c,$(BUILD)/tests/kmod/%,$(wildcard tests/kmod/*_test.c))
+
+$(BUILD)/tests/kmod/%: tests/kmod/%.c tests/kmod/dial9_test.h uapi/linux/dial9.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $(KTEST_CFLAGS) -Itests/kmod \
+		-static -pthread -o $@ $<
+
+$(BUILD)/tests/vm/exit: tests/vm/exit.c
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -static -o $@ $<
+
+vm-payload: module $(KTESTS) $(BUILD)/tests/vm/exit examples
+
+test-kmod: deps vm-payload
+	tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module dial9.ko \
+		--tests "$(KTESTS)" --example $(BUILD)/examples/dial9-read \
+		--out $(BUILD)/vm
+
+test-dkms: deps
+	tests/dkms/build.sh $(DIAL9_VERSION) $(KVER)
+
+check: deps
+	scripts/check-kmod.sh $(KDIR)
+
+# The library (lib/lib.mk) adds its own targets and tests.
+ifneq ($(wildcard lib/lib.mk),)
+include lib/lib.mk
+endif
+
+test: deps
+	$(MAKE) all
+	@pass=0; fail=0; for t in $(TEST_TARGETS); do \
+		echo "=== $$t"; \
+		if $(MAKE) --no-print-directory $$t; then echo "=== $$t: ok"; \
+			pass=$$((pass + 1)); \
+		else echo "=== $$t: FAILED"; fail=$$((fail + 1)); fi; \
+	done; echo "make test: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
+
+# ---- fleet-host installation -------------------------------------------------
+DKMS_SRC := /usr/src/dial9-$(DIAL9_VERSION)
+
+dkms-install:
+	rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)
+	cp -r Kbuild dkms.conf kmod uapi $(DKMS_SRC)/
+	dkms add -m dial9 -v $(DIAL9_VERSION)
+	dkms build -m dial9 -v $(DIAL9_VERSION) -k $(KVER)
+	dkms install -m dial9 -v $(DIAL9_VERSION) -k $(KVER)
+
+dkms-uninstall:
+	-dkms remove -m dial9 -v $(DIAL9_VERSION) --all
+	rm -rf $(DKMS_SRC)
+
+install-udev:
+	install -D -m 0644 packaging/60-dial9.rules $(DESTDIR)/etc/udev/rules.d/60-dial9.rules
+	install -D -m 0644 packaging/dial9.conf $(DESTDIR)/etc/modules-load.d/dial9.conf
+	install -D -m 0755 uapi/linux/dial9.h $(DESTDIR)/usr/include/linux/dial9.h
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -rf $(BUILD)/tests $(BUILD)/examples $(BUILD)/vm

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Every kernel-version difference dial9 cares about, in one place.
+ */
+#ifndef DIAL9_COMPAT_H
+#define DIAL9_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+
+#if KERNEL_VERSION(6, 3, 0) > LINUX_VERSION_CODE
+static inline void dial9_vm_flags_clear(struct vm_area_struct *vma,
+					vm_flags_t flags)
+{
+	vma->vm_flags &= ~flags;
+}
+#else
+static inline void dial9_vm_flags_clear(struct vm_area_struct *vma,
+					vm_flags_t flags)
+{
+	vm_flags_clear(vma, flags);
+}
+#endif
+
+/*
+ * When @p was last queued to wait for a CPU, in local_clock() time, or 0.
+ *
+ * Why the kernel's own bookkeeping and not ours: under CONFIG_SCHED_INFO the
+ * scheduler stamps sched_info.last_queued (rq clock, which reads the same
+ * sched_clock as local_clock()) when a task is enqueued, and again when it
+ * is switched out while still runnable; sched_info_arrive() turns the stamp
+ * into run_delay right after the sched_switch tracepoint.  Reading that
+ * stamp gives, with no per-task state of our own (which would need a table
+ * sized for every task, filled from scheduler context), a wait that adds up
+ * to the run_delay of /proc/<pid>/task/<tid>/schedstat.  Two known gaps:
+ * each delay can be longer by the time __schedule() took between updating
+ * the rq clock and this tracepoint, and a task that the load balancer moves
+ * while queued restarts its stamp on the new CPU (the kernel adds the part
+ * before the move to run_delay at the dequeue), so only the wait on the
+ * final CPU is reported.
+ */
+#ifdef CONFIG_SCHED_INFO
+static inline u64 dial9_queued_since(const struct task_struct *p)
+{
+	return READ_ONCE(p->sched_info.last_queued);
+}
+#else
+static inline u64 dial9_queued_since(const struct task_struct *p)
+{
+	return 0;
+}
+#endif
+
+#endif /* DIAL9_COMPAT_H */

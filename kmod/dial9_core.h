@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dial9 internals: sessions, their per-CPU rings and the probes that fill
+ * them.  The ABI is in <linux/dial9.h>.
+ */
+#ifndef DIAL9_CORE_H
+#define DIAL9_CORE_H
+
+#include <linux/types.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/wait.h>
+#include <linux/irq_work.h>
+#include <linux/atomic.h>
+#include <linux/dial9.h>
+
+struct task_struct;
+
+/*
+ * One CPU's ring of one session.  Only that CPU writes it, with interrupts
+ * off, so the private fields need no atomics.
+ */
+struct dial9_ring {
+	struct dial9_ring_ctrl *ctrl;	/* shared with the reader */
+	void *data;			/* data_size bytes, mapped read-only */
+	u32 size;
+	u32 mask;
+	u16 cpu;
+	u64 head;			/* private copy of ctrl->head */
+	u64 written;
+	u64 lost;
+	u64 unreported_lost;		/* dropped since the last LOST record */
+	u64 last_ns;			/* clamp: never go backwards */
+};
+
+/*
+ * A target entry packs a tgid (low 32 bits) and DIAL9_TARGET_* flags (high
+ * 32 bits) so probes on several CPUs can claim free slots with cmpxchg.
+ * A zero entry is free.
+ */
+#define DIAL9_TGT_TGID(e)	((pid_t)(u32)(e))
+#define DIAL9_TGT_FLAGS(e)	((u32)((e) >> 32))
+
+struct dial9_session {
+	struct list_head node;		/* dial9_sessions, under RCU */
+	struct mutex lock;		/* ioctl/mmap/enable state */
+	bool privileged;		/* CAP_PERFMON at open */
+	bool system_wide;
+	bool enabled;
+	bool rings_ready;
+	u32 events;			/* DIAL9_EV_* */
+	u32 ring_size;
+	pid_t owner_tgid;
+
+	int targets_used;		/* slots [0, targets_used) may be set */
+	u64 targets[DIAL9_MAX_TARGETS];
+	atomic64_t targets_dropped;
+
+	struct dial9_ring **rings;	/* [nr_cpu_ids], NULL if not possible */
+
+	wait_queue_head_t wq;
+	atomic_t waiting;		/* a reader sleeps in poll() */
+	struct irq_work wakeup;		/* defers wake_up from the probes */
+};
+
+/* ring.c */
+struct dial9_ring *dial9_ring_alloc(u32 size, int cpu);
+void dial9_ring_free(struct dial9_ring *r);
+bool dial9_ring_write(struct dial9_ring *r, struct dial9_rec_header *rec);
+bool dial9_ring_readable(struct dial9_ring *r);
+
+/* probes.c */
+int dial9_probes_init(void);
+int dial9_session_enable(struct dial9_session *s);
+void dial9_session_disable(struct dial9_session *s);
+bool dial9_target_add(struct dial9_session *s, pid_t tgid, u32 flags);
+void dial9_emit_comms(struct dial9_session *s);
+
+#endif /* DIAL9_CORE_H */

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dial9: the /dev/dial9 misc device.  Each open() is a session with its own
+ * per-CPU rings; the ioctls configure it, mmap() exposes the rings, poll()
+ * waits for the reader's watermark.
+ */
+#include <linux/module.h>
+#include <linux/miscdevice.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/vmalloc.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/capability.h>
+#include <linux/cpumask.h>
+#include <linux/log2.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+#include "dial9_core.h"
+#include "compat.h"
+
+#define DIAL9_FEATURES (DIAL9_FEAT_SWITCH_WAIT | DIAL9_FEAT_SYSTEM_WIDE | \
+			DIAL9_FEAT_FOLLOW_FORK | DIAL9_FEAT_COMM | \
+			DIAL9_FEAT_POLL)
+
+static void dial9_wakeup_fn(struct irq_work *work)
+{
+	struct dial9_session *s = container_of(work, struct dial9_session,
+					       wakeup);
+
+	wake_up_all(&s->wq);
+}
+
+static void dial9_rings_free(struct dial9_session *s)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		dial9_ring_free(s->rings[cpu]);
+	kfree(s->rings);
+}
+
+/* Allocate the rings on first use.  Caller holds s->lock. */
+static int dial9_rings_ready(struct dial9_session *s)
+{
+	int cpu;
+
+	if (s->rings_ready)
+		return 0;
+	for_each_possible_cpu(cpu) {
+		s->rings[cpu] = dial9_ring_alloc(s->ring_size, cpu);
+		if (!s->rings[cpu])
+			goto out_free;
+	}
+	/* poll() reads rings without the lock once this is seen. */
+	smp_store_release(&s->rings_ready, true);
+	return 0;
+
+out_free:
+	for_each_possible_cpu(cpu) {
+		dial9_ring_free(s->rings[cpu]);
+		s->rings[cpu] = NULL;
+	}
+	return -ENOMEM;
+}
+
+static int dial9_open(struct inode *inode, struct file *file)
+{
+	struct dial9_session *s;
+
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	s->rings = kcalloc(nr_cpu_ids, sizeof(*s->rings), GFP_KERNEL);
+	if (!s->rings) {
+		kfree(s);
+		return -ENOMEM;
+	}
+	INIT_LIST_HEAD(&s->node);
+	mutex_init(&s->lock);
+	init_waitqueue_head(&s->wq);
+	init_irq_work(&s->wakeup, dial9_wakeup_fn);
+	s->privileged = perfmon_capable();
+	s->owner_tgid = task_tgid_nr(current);
+	s->events = DIAL9_EV_ALL;
+	s->ring_size = DIAL9_RING_DEFAULT_SIZE;
+	dial9_target_add(s, s->owner_tgid, 0);
+	file->private_data = s;
+	return nonseekable_open(inode, file);
+}
+
+static int dial9_release(struct inode *inode, struct file *file)
+{
+	struct dial9_session *s = file->private_data;
+
+	/* Mappings hold the file, so none is left: free everything. */
+	mutex_lock(&s->lock);
+	dial9_session_disable(s);
+	mutex_unlock(&s->lock);
+	dial9_rings_free(s);
+	mutex_destroy(&s->lock);
+	kfree(s);
+	return 0;
+}
+
+static int dial9_ioc_get_version(void __user *arg)
+{
+	struct dial9_version v = {
+		.abi_version = DIAL9_ABI_VERSION,
+		.nr_cpu_ids = nr_cpu_ids,
+		.features = DIAL9_FEATURES,
+		.default_ring_size = DIAL9_RING_DEFAULT_SIZE,
+		.max_targets = DIAL9_MAX_TARGETS,
+	};
+
+	return copy_to_user(arg, &v, sizeof(v)) ? -EFAULT : 0;
+}
+
+/*
+ * Read a size-first struct of at least @min bytes.  Bytes past what this
+ * kernel knows must be zero (-E2BIG), as for openat2() and clone3().
+ */
+static int dial9_get_struct(void *dst, size_t ksize, size_t min,
+			    void __user *arg)
+{
+	u32 usize;
+
+	if (get_user(usize, (u32 __user *)arg))
+		return -EFAULT;
+	if (usize < min || usize > PAGE_SIZE)
+		return -EINVAL;
+	return copy_struct_from_user(dst, ksize, arg, usize);
+}
+
+static int dial9_ioc_configure(struct dial9_session *s, void __user *arg)
+{
+	struct dial9_config cfg;
+	int ret;
+
+	ret = dial9_get_struct(&cfg, sizeof(cfg), DIAL9_CONFIG_SIZE_VER0, arg);
+	if (ret)
+		return ret;
+	if (cfg.flags & ~DIAL9_CFG_ALL || cfg.events & ~DIAL9_EV_ALL ||
+	    cfg.reserved[0] || cfg.reserved[1])
+		return -EINVAL;
+	if (cfg.ring_size &&
+	    (!is_power_of_2(cfg.ring_size) ||
+	     cfg.ring_size < DIAL9_RING_MIN_SIZE ||
+	     cfg.ring_size > DIAL9_RING_MAX_SIZE ||
+	     cfg.ring_size < PAGE_SIZE))
+		return -EINVAL;
+	if ((cfg.flags & DIAL9_CFG_SYSTEM_WIDE) && !s->privileged)
+		return -EPERM;
+	if (s->rings_ready || s->enabled)
+		return -EBUSY;
+
+	s->system_wide = cfg.flags & DIAL9_CFG_SYSTEM_WIDE;
+	s->events = cfg.events ? cfg.events : DIAL9_EV_ALL;
+	if (cfg.ring_size)
+		s->ring_size = cfg.ring_size;
+	if (cfg.flags & DIAL9_CFG_NO_SELF) {
+		int i;
+
+		for (i = 0; i < DIAL9_MAX_TARGETS; i++)
+			if (DIAL9_TGT_TGID(s->targets[i]) == s->owner_tgid)
+				WRITE_ONCE(s->targets[i], 0);
+	}
+	return 0;
+}
+
+static int dial9_ioc_add_target(struct dial9_session *s, void __user *arg)
+{
+	struct dial9_target t;
+	struct task_struct *task;
+	pid_t tgid;
+	int i, ret;
+
+	ret = dial9_get_struct(&t, sizeof(t), DIAL9_TARGET_SIZE_VER0, arg);
+	if (ret)
+		return ret;
+	if (t.flags & ~DIAL9_TARGET_CHILDREN || t.reserved || !t.pid ||
+	    t.pid > PID_MAX_LIMIT)
+		return -EINVAL;
+
+	rcu_read_lock();
+	task = pid_task(find_vpid(t.pid), PIDTYPE_PID);
+	tgid = task ? task_tgid_nr(task) : 0;
+	rcu_read_unlock();
+	if (!tgid)
+		return -ESRCH;
+	if (tgid != s->owner_tgid && !s->privileged)
+		return -EPERM;
+
+	for (i = 0; i < DIAL9_MAX_TARGETS; i++) {
+		u64 e = READ_ONCE(s->targets[i]);
+
+		if (e && DIAL9_TGT_TGID(e) == tgid) {
+			WRITE_ONCE(s->targets[i],
+				   ((u64)t.flags << 32) | (u32)tgid);
+			return 0;
+		}
+	}
+	if (!dial9_target_add(s, tgid, t.flags)) {
+		atomic64_dec(&s->targets_dropped);	/* an error, not a drop */
+		return -ENOSPC;
+	}
+	if (s->enabled)
+		dial9_emit_comms(s);
+	return 0;
+}
+
+static int dial9_ioc_get_stats(struct dial9_session *s, void __user *arg)
+{
+	struct dial9_stats st;
+	struct dial9_ring *r;
+	u32 usize;
+	int ret;
+
+	ret = dial9_get_struct(&st, sizeof(st), DIAL9_STATS_SIZE_VER0, arg);
+	if (ret)
+		return ret;
+	usize = st.size;
+	if (st.cpu >= nr_cpu_ids)
+		return -EINVAL;
+	if (!cpu_possible(st.cpu))
+		return -ENODEV;
+	r = s->rings_ready ? s->rings[st.cpu] : NULL;
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	st.cpu = r ? r->cpu : 0;
+	st.written = r ? READ_ONCE(r->written) : 0;
+	st.lost = r ? READ_ONCE(r->lost) : 0;
+	st.ring_size = s->ring_size;
+	st.targets_dropped = atomic64_read(&s->targets_dropped);
+	if (copy_to_user(arg, &st, min_t(size_t, usize, sizeof(st))))
+		return -EFAULT;
+	if (usize > sizeof(st) &&
+	    clear_user(arg + sizeof(st), usize - sizeof(st)))
+		return -EFAULT;
+	return 0;
+}
+
+/* The ioctl number without its size bits, so extensible structs can grow. */
+#define DIAL9_IOC_BASE(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
+
+static long dial9_ioctl(struct file *file, unsigned int cmd, unsigned long a)
+{
+	struct dial9_session *s = file->private_data;
+	void __user *arg = (void __user *)a;
+	long ret;
+
+	if (cmd == DIAL9_IOC_GET_VERSION)
+		return dial9_ioc_get_version(arg);
+
+	mutex_lock(&s->lock);
+	switch (DIAL9_IOC_BASE(cmd)) {
+	case DIAL9_IOC_BASE(DIAL9_IOC_CONFIGURE):
+		ret = dial9_ioc_configure(s, arg);
+		break;
+	case DIAL9_IOC_BASE(DIAL9_IOC_ADD_TARGET):
+		ret = dial9_ioc_add_target(s, arg);
+		break;
+	case DIAL9_IOC_ENABLE:
+		ret = dial9_rings_ready(s);
+		if (!ret)
+			ret = dial9_session_enable(s);
+		break;
+	case DIAL9_IOC_DISABLE:
+		dial9_session_disable(s);
+		ret = 0;
+		break;
+	case DIAL9_IOC_BASE(DIAL9_IOC_GET_STATS):
+		ret = dial9_ioc_get_stats(s, arg);
+		break;
+	default:
+		ret = -ENOTTY;
+		break;
+	}
+	mutex_unlock(&s->lock);
+	return ret;
+}
+
+static int dial9_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct dial9_session *s = file->private_data;
+	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	unsigned long len = vma->vm_end - vma->vm_start;
+	u64 cpu = off >> 33;
+	bool data = (off >> 32) & 1;
+	struct dial9_ring *r;
+	int ret;
+
+	if (off & 0xffffffffULL || cpu >= nr_cpu_ids)
+		return -EINVAL;
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	mutex_lock(&s->lock);
+	ret = dial9_rings_ready(s);
+	if (ret)
+		goto out_unlock;
+	r = s->rings[cpu];
+	ret = -ENODEV;
+	if (!r)
+		goto out_unlock;
+	ret = -EINVAL;
+	if (data) {
+		if (len != r->size)
+			goto out_unlock;
+		/* Only the kernel writes records: no write, now or later. */
+		ret = -EPERM;
+		if (vma->vm_flags & VM_WRITE)
+			goto out_unlock;
+		dial9_vm_flags_clear(vma, VM_MAYWRITE);
+		ret = remap_vmalloc_range(vma, r->data, 0);
+	} else {
+		if (len != PAGE_SIZE)
+			goto out_unlock;
+		ret = remap_vmalloc_range(vma, r->ctrl, 0);
+	}
+out_unlock:
+	mutex_unlock(&s->lock);
+	return ret;
+}
+
+static __poll_t dial9_poll(struct file *file, poll_table *pt)
+{
+	struct dial9_session *s = file->private_data;
+	int cpu;
+
+	poll_wait(file, &s->wq, pt);
+	/* Acquire: pairs with the release in dial9_rings_ready(). */
+	if (!smp_load_acquire(&s->rings_ready))
+		return 0;
+	atomic_set(&s->waiting, 1);
+	/* Order waiting before reading heads; pairs with dial9_emit(). */
+	smp_mb__after_atomic();
+	for_each_possible_cpu(cpu)
+		if (dial9_ring_readable(s->rings[cpu]))
+			return EPOLLIN | EPOLLRDNORM;
+	return 0;
+}
+
+static const struct file_operations dial9_fops = {
+	.owner = THIS_MODULE,
+	.open = dial9_open,
+	.release = dial9_release,
+	.unlocked_ioctl = dial9_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = dial9_mmap,
+	.poll = dial9_poll,
+	.llseek = no_llseek,
+};
+
+static struct miscdevice dial9_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "dial9",
+	.fops = &dial9_fops,
+	.mode = 0600,	/* the udev rule opens it to a group */
+};
+
+static int __init dial9_init(void)
+{
+	int ret;
+
+	ret = dial9_probes_init();
+	if (ret)
+		return ret;
+	return misc_register(&dial9_misc);
+}
+
+static void __exit dial9_exit(void)
+{
+	misc_deregister(&dial9_misc);
+}
+
+module_init(dial9_init);
+module_exit(dial9_exit);
+MODULE_DESCRIPTION("dial9: per-CPU rings of scheduler events");
+MODULE_LICENSE("GPL");
+MODULE_VERSION("0.1.0");

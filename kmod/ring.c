@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dial9 per-CPU rings: a control page shared with the reader and a
+ * power-of-two data area the reader maps read-only.
+ *
+ * The producer is the probe running on the ring's CPU with interrupts off,
+ * so writes to one ring never interleave: a wake-up probe that interrupts
+ * another on the same CPU waits for interrupts to come back on.  The ring
+ * protocol follows perf's: write the record, then publish head with release
+ * semantics; read the reader's tail with acquire semantics before reusing
+ * space it has consumed.
+ */
+#include <linux/vmalloc.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/string.h>
+#include <linux/build_bug.h>
+#include "dial9_core.h"
+
+static_assert(sizeof(struct dial9_rec_header) == 16);
+static_assert(sizeof(struct dial9_rec_lost) == 24);
+static_assert(sizeof(struct dial9_rec_switch) == 56);
+static_assert(sizeof(struct dial9_rec_wake) == 40);
+static_assert(sizeof(struct dial9_rec_migrate) == 32);
+static_assert(sizeof(struct dial9_rec_exit) == 24);
+static_assert(sizeof(struct dial9_rec_comm) == 40);
+static_assert(sizeof(struct dial9_ring_ctrl) == 128);
+static_assert(offsetof(struct dial9_ring_ctrl, tail) == 64);
+static_assert(sizeof(struct dial9_ring_ctrl) <= PAGE_SIZE);
+static_assert(sizeof(struct dial9_version) == 40);
+static_assert(sizeof(struct dial9_config) == DIAL9_CONFIG_SIZE_VER0);
+static_assert(sizeof(struct dial9_target) == DIAL9_TARGET_SIZE_VER0);
+static_assert(sizeof(struct dial9_stats) == DIAL9_STATS_SIZE_VER0);
+
+struct dial9_ring *dial9_ring_alloc(u32 size, int cpu)
+{
+	struct dial9_ring *r;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return NULL;
+	/* vmalloc_user: zeroed, and flagged VM_USERMAP for remap_vmalloc_range */
+	r->ctrl = vmalloc_user(PAGE_SIZE);
+	r->data = vmalloc_user(size);
+	if (!r->ctrl || !r->data) {
+		dial9_ring_free(r);
+		return NULL;
+	}
+	r->size = size;
+	r->mask = size - 1;
+	r->cpu = cpu;
+	r->ctrl->data_size = size;
+	r->ctrl->cpu = cpu;
+	r->ctrl->abi_version = DIAL9_ABI_VERSION;
+	return r;
+}
+
+void dial9_ring_free(struct dial9_ring *r)
+{
+	if (!r)
+		return;
+	vfree(r->data);
+	vfree(r->ctrl);
+	kfree(r);
+}
+
+/* Unread bytes, as the reader's (untrusted) tail says. */
+static u64 dial9_ring_used(struct dial9_ring *r, u64 head)
+{
+	/* Acquire: the reader is done with the bytes before its tail. */
+	u64 tail = smp_load_acquire(&r->ctrl->tail);
+
+	/* A tail beyond head or too far behind is garbage: treat as full. */
+	if (tail > head || head - tail > r->size)
+		return r->size;
+	return head - tail;
+}
+
+bool dial9_ring_readable(struct dial9_ring *r)
+{
+	/* Acquire: pairs with the release below in dial9_ring_write(). */
+	u64 head = smp_load_acquire(&r->ctrl->head);
+	u32 wm = READ_ONCE(r->ctrl->watermark);
+	u64 used = dial9_ring_used(r, head);
+
+	if (!wm)
+		wm = 1;
+	if (wm > r->size)
+		wm = r->size;
+	return used && used >= wm;
+}
+
+static void dial9_put_pad(struct dial9_ring *r, u32 off, u32 len)
+{
+	struct dial9_rec_header pad = {
+		.type = DIAL9_REC_PAD,
+		.size = len,
+		.cpu = r->cpu,
+	};
+
+	/* A tail of 8 bytes holds only type, size, cpu and flags. */
+	memcpy(r->data + off, &pad, min_t(u32, len, sizeof(pad)));
+}
+
+/*
+ * Append @rec (rec->size bytes, a multiple of 8) to @r, preceded by a LOST
+ * record if records were dropped since the last one.  Fills in the header's
+ * cpu and clamps its time to the ring's last.  Interrupts must be off.  Returns false, and counts the record as lost, if it does not fit.
+ */
+bool dial9_ring_write(struct dial9_ring *r, struct dial9_rec_header *rec)
+{
+	struct dial9_rec_lost lost;
+	u64 head = r->head;
+	u32 need = rec->size;
+	u32 off = head & r->mask;
+	u32 pad = 0;
+
+	/* One CPU's records never go backwards in time. */
+	if (rec->time_ns < r->last_ns)
+		rec->time_ns = r->last_ns;
+	r->last_ns = rec->time_ns;
+	rec->cpu = r->cpu;
+
+	if (r->unreported_lost)
+		need += sizeof(lost);
+	/* Records never wrap: pad to the end of the data area first. */
+	if (off + need > r->size)
+		pad = r->size - off;
+	if (dial9_ring_used(r, head) + pad + need > r->size) {
+		r->lost++;
+		r->unreported_lost++;
+		WRITE_ONCE(r->ctrl->lost, r->lost);
+		return false;
+	}
+	if (pad) {
+		dial9_put_pad(r, off, pad);
+		head += pad;
+		off = 0;
+	}
+	if (r->unreported_lost) {
+		lost.hdr.type = DIAL9_REC_LOST;
+		lost.hdr.size = sizeof(lost);
+		lost.hdr.cpu = r->cpu;
+		lost.hdr.flags = 0;
+		lost.hdr.time_ns = rec->time_ns;
+		lost.count = r->unreported_lost;
+		memcpy(r->data + off, &lost, sizeof(lost));
+		off += sizeof(lost);
+		head += sizeof(lost);
+		r->unreported_lost = 0;
+	}
+	memcpy(r->data + off, rec, rec->size);
+	head += rec->size;
+	r->head = head;
+	r->written++;
+	WRITE_ONCE(r->ctrl->written, r->written);
+	/* Release: the record is complete before the reader sees head. */
+	smp_store_release(&r->ctrl->head, head);
+	return true;
+}

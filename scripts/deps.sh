@@ -1,0 +1,63 @@
+#!/bin/sh
+# Install everything dial9 needs from Debian, idempotently.
+# Fast when all is present: one dpkg-query, no apt-get at all.
+set -eu
+
+PKGS="build-essential pkg-config clang llvm libclang-rt-14-dev
+liburing-dev libelf-dev liblz4-dev lz4 libcurl4-openssl-dev libcmocka-dev
+dkms kmod sparse qemu-system-x86 busybox-static cpio xz-utils
+linux-headers-cloud-amd64 linux-source-6.1"
+
+missing=""
+for p in $PKGS; do
+	st=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+	case "$st" in
+	ii*) ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+
+if [ -n "$missing" ]; then
+	echo "deps: installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get -o DPkg::Lock::Timeout=600 update -q
+	# shellcheck disable=SC2086
+	apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+		--no-install-recommends $missing
+fi
+
+# The VM boots the kernel matching the installed cloud headers. Only the
+# vmlinuz is needed: download and unpack the image package (seconds)
+# instead of installing it (initramfs-tools, ~90 s).
+KVER=$(scripts/kver.sh)
+CACHE=${DIAL9_CACHE:-build/cache}
+mkdir -p "$CACHE"
+if [ ! -f "$CACHE/vmlinuz-$KVER" ]; then
+	echo "deps: fetching linux-image-$KVER for the test VM"
+	tmp=$(mktemp -d)
+	chmod 755 "$tmp"
+	(cd "$tmp" && apt-get -o DPkg::Lock::Timeout=600 download \
+		"linux-image-$KVER" >/dev/null 2>&1) || {
+		apt-get -o DPkg::Lock::Timeout=600 update -q
+		(cd "$tmp" && apt-get download "linux-image-$KVER")
+	}
+	dpkg-deb -x "$tmp"/linux-image-*.deb "$tmp/x"
+	cp "$tmp/x/boot/vmlinuz-$KVER" "$CACHE/vmlinuz-$KVER"
+	rm -rf "$tmp"
+fi
+
+# kselftest harness and checkpatch come from Debian's linux-source-6.1,
+# unpacked once into the cache (never into the tree).
+KS="$CACHE/linux-source"
+if [ ! -f "$KS/.done" ]; then
+	echo "deps: extracting kselftest harness and checkpatch from linux-source-6.1"
+	rm -rf "$KS"
+	mkdir -p "$KS"
+	tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$KS" --strip-components=1 \
+		linux-source-6.1/tools/testing/selftests/kselftest_harness.h \
+		linux-source-6.1/tools/testing/selftests/kselftest.h \
+		linux-source-6.1/scripts/checkpatch.pl \
+		linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch
+	touch "$KS/.done"
+fi

@@ -1,0 +1,88 @@
+#!/bin/bash
+# Boot Debian's cloud kernel under qemu (TCG) with a small initramfs
+# (busybox + static test binaries + dial9.ko), run the module tests inside,
+# stream the console here and fail on any failed test, a timeout, or a
+# kernel splat in the guest log.
+#
+# Why an initramfs and not the host root over virtiofs: it boots in ~3 s,
+# needs no virtiofsd daemon or shared-memory backend, and the guest sees
+# exactly the files the test needs (static binaries, so no host libraries).
+set -euo pipefail
+
+kernel= module= tests= example= out=build/vm extra=() timeout_s=${DIAL9_VM_TIMEOUT:-900}
+checks=tests/vm/checks.sh
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) kernel=$2; shift 2 ;;
+	--module) module=$2; shift 2 ;;
+	--tests) tests=$2; shift 2 ;;
+	--example) example=$2; shift 2 ;;
+	--checks) checks=$2; shift 2 ;;
+	--file) extra+=("$2"); shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+[ -f "$kernel" ] || { echo "run.sh: no kernel image '$kernel' (make deps)" >&2; exit 2; }
+[ -f "$module" ] || { echo "run.sh: no module '$module'" >&2; exit 2; }
+
+root="$out/root"
+rm -rf "$root"
+mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,tests,etc}
+cp /bin/busybox "$root/bin/busybox"
+for applet in $("$root/bin/busybox" --list); do
+	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+done
+cp tests/vm/init "$root/init"
+chmod +x "$root/init"
+cp build/tests/vm/exit "$root/bin/exit-vm"
+cp "$module" "$root/dial9.ko"
+echo "root:x:0:0:root:/:/bin/sh" >"$root/etc/passwd"
+echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$root/etc/passwd"
+names=""
+for t in $tests; do
+	cp "$t" "$root/tests/"
+	names="$names $(basename "$t")"
+done
+echo "$names" >"$root/tests.list"
+[ -n "$example" ] && cp "$example" "$root/bin/"
+[ -f "$checks" ] && cp "$checks" "$root/tests/vm-checks.sh"
+for f in "${extra[@]}"; do cp "$f" "$root/bin/"; done
+
+(cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out/initramfs.gz"
+
+log="$out/console.log"
+echo "vm: booting $(basename "$kernel") (TCG, 2 vCPUs), log in $log"
+start=$(date +%s)
+set +e
+timeout "$timeout_s" qemu-system-x86_64 \
+	-accel tcg -cpu max -smp 2 -m 1024 \
+	-kernel "$kernel" -initrd "$out/initramfs.gz" \
+	-append "console=ttyS0 quiet panic=-1 rdinit=/init" \
+	-display none -monitor none -serial stdio -nic none -no-reboot \
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+	</dev/null 2>&1 | tee "$log" | grep --line-buffered -v '^\s*$' \
+	| sed -u 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g'
+rc=${PIPESTATUS[0]}
+set -e
+echo "vm: qemu exited with $rc after $(( $(date +%s) - start )) s"
+
+fail=0
+case $rc in
+1) ;;
+3) echo "vm: the guest reported failures"; fail=1 ;;
+124) echo "vm: TIMEOUT after ${timeout_s}s"; fail=1 ;;
+*) echo "vm: the guest died (panic or power-off without a result)"; fail=1 ;;
+esac
+grep -q "DIAL9-VM: done fail=0" "$log" || fail=1
+if sed -n '/DIAL9-VM: dmesg begin/,/DIAL9-VM: dmesg end/p' "$log" |
+	grep -E 'BUG:|WARNING:|Oops|lockdep|possible circular|INFO: rcu|rcu_.*stall|KASAN|UBSAN|general protection|Call Trace'; then
+	echo "vm: kernel splat in the guest log"
+	fail=1
+fi
+if grep -E '^not ok' "$log" >/dev/null; then
+	echo "vm: failing tests:"; grep -E '^not ok' "$log"
+	fail=1
+fi
+echo "vm: $(grep -cE '^ok ' "$log") tests ok, $(grep -cE '^not ok' "$log") not ok"
+exit $fail

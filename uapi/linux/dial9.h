@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * dial9: per-CPU rings of scheduler events, read from /dev/dial9.
+ *
+ * This header is the whole ABI: a tool needs nothing else to read the rings.
+ *
+ * Session life cycle (each open() of /dev/dial9 is an independent session):
+ *
+ *   fd = open("/dev/dial9", O_RDWR);
+ *   ioctl(fd, DIAL9_IOC_GET_VERSION, &v);    abi_version, features, nr_cpu_ids
+ *   ioctl(fd, DIAL9_IOC_CONFIGURE, &cfg);    optional; once, before mapping
+ *   ioctl(fd, DIAL9_IOC_ADD_TARGET, &t);     optional; other processes
+ *   for each cpu < nr_cpu_ids:
+ *     ctrl = mmap(NULL, page, PROT_READ|PROT_WRITE, MAP_SHARED, fd,
+ *                 DIAL9_MMAP_CTRL(cpu));
+ *     data = mmap(NULL, ctrl->data_size, PROT_READ, MAP_SHARED, fd,
+ *                 DIAL9_MMAP_DATA(cpu));
+ *   ioctl(fd, DIAL9_IOC_ENABLE, 0);
+ *   loop: poll(fd, POLLIN); for each cpu: read records in [tail, head)
+ *
+ * Ring protocol.  head and tail are free-running byte counters; the offset
+ * of a position in the data area is (pos & (data_size - 1)).  The kernel
+ * writes records, then publishes head with release semantics.  The reader
+ * loads head with acquire semantics, reads records, then stores tail with
+ * release semantics.  Every record starts 8-byte aligned, its size is a
+ * multiple of 8, and it never wraps: when a record does not fit before the
+ * end of the data area, the kernel first fills the rest with a PAD record
+ * (which may be as short as 8 bytes: only type and size are meaningful).
+ *
+ * When the ring is full the new record is dropped and counted; the next
+ * record that fits is preceded by a LOST record carrying the number dropped
+ * since the previous LOST record.  ctrl->lost is the running total.
+ *
+ * Timestamps are CLOCK_MONOTONIC nanoseconds, the clock of userspace
+ * clock_gettime(CLOCK_MONOTONIC); on one CPU they never go backwards.
+ * Task ids are as seen from the initial pid namespace.  Records never carry
+ * kernel addresses, and every byte of a record is written.
+ */
+#ifndef _UAPI_LINUX_DIAL9_H
+#define _UAPI_LINUX_DIAL9_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define DIAL9_ABI_VERSION	1
+#define DIAL9_DEVICE		"/dev/dial9"
+
+/* Feature bits reported by DIAL9_IOC_GET_VERSION. */
+#define DIAL9_FEAT_SWITCH_WAIT	(1ULL << 0)	/* switch.next_wait_ns */
+#define DIAL9_FEAT_SYSTEM_WIDE	(1ULL << 1)	/* DIAL9_CFG_SYSTEM_WIDE */
+#define DIAL9_FEAT_FOLLOW_FORK	(1ULL << 2)	/* DIAL9_TARGET_CHILDREN */
+#define DIAL9_FEAT_COMM		(1ULL << 3)	/* COMM records */
+#define DIAL9_FEAT_POLL		(1ULL << 4)	/* poll() with a watermark */
+
+/* Sizes of the data area of one CPU's ring. */
+#define DIAL9_RING_DEFAULT_SIZE	(256U * 1024)
+#define DIAL9_RING_MIN_SIZE	4096U
+#define DIAL9_RING_MAX_SIZE	(64U * 1024 * 1024)
+
+/* Most processes one session can target with DIAL9_IOC_ADD_TARGET. */
+#define DIAL9_MAX_TARGETS	64
+
+/* mmap() offsets: the control page and the data area of one CPU. */
+#define DIAL9_MMAP_CTRL(cpu)	(((__u64)(cpu) * 2) << 32)
+#define DIAL9_MMAP_DATA(cpu)	(((__u64)(cpu) * 2 + 1) << 32)
+
+struct dial9_version {
+	__u32 abi_version;	/* DIAL9_ABI_VERSION */
+	__u32 nr_cpu_ids;	/* rings are numbered 0 .. nr_cpu_ids - 1 */
+	__u64 features;		/* DIAL9_FEAT_* */
+	__u32 default_ring_size;
+	__u32 max_targets;	/* DIAL9_MAX_TARGETS */
+	__u64 reserved[2];	/* zero */
+};
+
+/* dial9_config.flags */
+#define DIAL9_CFG_SYSTEM_WIDE	(1U << 0)	/* every task: CAP_PERFMON */
+#define DIAL9_CFG_NO_SELF	(1U << 1)	/* do not target the opener */
+#define DIAL9_CFG_ALL		(DIAL9_CFG_SYSTEM_WIDE | DIAL9_CFG_NO_SELF)
+
+/* dial9_config.events: which records to write (0 means all). */
+#define DIAL9_EV_SWITCH		(1U << 0)
+#define DIAL9_EV_WAKING		(1U << 1)
+#define DIAL9_EV_WAKEUP		(1U << 2)
+#define DIAL9_EV_WAKEUP_NEW	(1U << 3)
+#define DIAL9_EV_MIGRATE	(1U << 4)
+#define DIAL9_EV_EXIT		(1U << 5)
+#define DIAL9_EV_COMM		(1U << 6)
+#define DIAL9_EV_ALL		0x7fU
+
+/*
+ * DIAL9_IOC_CONFIGURE takes a struct that starts with its own size, so it can
+ * grow: the kernel accepts a smaller (older) struct with the missing fields
+ * zero, and a larger (newer) one if the fields it does not know are zero.
+ * The ioctl number is matched without its size bits.  Allowed once, before
+ * the rings are mapped or the session enabled (-EBUSY after).
+ */
+struct dial9_config {
+	__u32 size;		/* sizeof(struct dial9_config) */
+	__u32 flags;		/* DIAL9_CFG_* */
+	__u32 ring_size;	/* data bytes per CPU, power of two; 0: default */
+	__u32 events;		/* DIAL9_EV_* mask; 0: all */
+	__u64 reserved[2];	/* zero */
+};
+#define DIAL9_CONFIG_SIZE_VER0	32
+
+/* dial9_target.flags */
+#define DIAL9_TARGET_CHILDREN	(1U << 0)	/* also processes it forks */
+
+/* Record another process (by tgid).  CAP_PERFMON unless it is the caller's. */
+struct dial9_target {
+	__u32 size;		/* sizeof(struct dial9_target) */
+	__u32 flags;		/* DIAL9_TARGET_* */
+	__u32 pid;		/* tgid, in the caller's pid namespace */
+	__u32 reserved;		/* zero */
+};
+#define DIAL9_TARGET_SIZE_VER0	16
+
+/* Counters of one CPU's ring; set cpu, the kernel fills in the rest. */
+struct dial9_stats {
+	__u32 size;		/* sizeof(struct dial9_stats) */
+	__u32 cpu;
+	__u64 written;		/* records written (LOST and PAD not counted) */
+	__u64 lost;		/* records dropped because the ring was full */
+	__u64 ring_size;	/* data bytes */
+	__u64 targets_dropped;	/* children not followed: target table full */
+	__u64 reserved[3];
+};
+#define DIAL9_STATS_SIZE_VER0	64
+
+/* The ioctl table, sorted by number. */
+#define DIAL9_IOC_MAGIC		0xd9
+#define DIAL9_IOC_GET_VERSION	_IOR(DIAL9_IOC_MAGIC, 0x00, struct dial9_version)
+#define DIAL9_IOC_CONFIGURE	_IOW(DIAL9_IOC_MAGIC, 0x01, struct dial9_config)
+#define DIAL9_IOC_ADD_TARGET	_IOW(DIAL9_IOC_MAGIC, 0x02, struct dial9_target)
+#define DIAL9_IOC_ENABLE	_IO(DIAL9_IOC_MAGIC, 0x03)
+#define DIAL9_IOC_DISABLE	_IO(DIAL9_IOC_MAGIC, 0x04)
+#define DIAL9_IOC_GET_STATS	_IOWR(DIAL9_IOC_MAGIC, 0x05, struct dial9_stats)
+
+/*
+ * The control page of one CPU's ring.  The first cache line is written by
+ * the kernel only, the second by the reader only.
+ */
+struct dial9_ring_ctrl {
+	/* Written by the kernel. */
+	__u64 head;		/* bytes published; store-release */
+	__u64 lost;		/* records dropped, running total */
+	__u64 written;		/* records written, running total */
+	__u32 data_size;	/* bytes in the data area, power of two */
+	__u32 cpu;
+	__u32 abi_version;
+	__u32 kernel_reserved0;
+	__u64 kernel_reserved[3];
+	/* Written by the reader. */
+	__u64 tail;		/* bytes consumed; store-release */
+	__u32 watermark;	/* wake poll() at this many unread bytes; 0: 1 */
+	__u32 reader_reserved0;
+	__u64 reader_reserved[6];
+};
+
+/* Record types. */
+enum dial9_record_type {
+	DIAL9_REC_PAD		= 0,	/* skip size bytes */
+	DIAL9_REC_LOST		= 1,
+	DIAL9_REC_SWITCH	= 2,
+	DIAL9_REC_WAKING	= 3,	/* wake-up requested (waker context) */
+	DIAL9_REC_WAKEUP	= 4,	/* woken task made runnable */
+	DIAL9_REC_WAKEUP_NEW	= 5,	/* new task made runnable */
+	DIAL9_REC_MIGRATE	= 6,
+	DIAL9_REC_EXIT		= 7,
+	DIAL9_REC_COMM		= 8,
+	DIAL9_REC_MAX
+};
+
+/* Every record starts with this header. */
+struct dial9_rec_header {
+	__u16 type;		/* enum dial9_record_type */
+	__u16 size;		/* bytes, header included, multiple of 8 */
+	__u16 cpu;		/* CPU that wrote the record */
+	__u16 flags;		/* per type */
+	__u64 time_ns;		/* CLOCK_MONOTONIC */
+};
+
+/* A tid or tgid that the session may not see (a foreign task). */
+#define DIAL9_TID_REDACTED	0xffffffffU
+
+struct dial9_rec_lost {
+	struct dial9_rec_header hdr;
+	__u64 count;		/* records dropped just before this one */
+};
+
+/* dial9_rec_switch.hdr.flags */
+#define DIAL9_SWITCH_PREEMPT	(1U << 0)	/* prev was preempted */
+#define DIAL9_SWITCH_PREV_RUNNABLE (1U << 1)	/* prev stays on the runqueue */
+#define DIAL9_SWITCH_WAIT_VALID	(1U << 2)	/* next_wait_ns is known */
+
+struct dial9_rec_switch {
+	struct dial9_rec_header hdr;
+	__u32 prev_tid;
+	__u32 prev_tgid;
+	__u32 next_tid;
+	__u32 next_tgid;
+	__s32 prev_prio;	/* kernel prio: 0..99 RT, 100..139 normal */
+	__s32 next_prio;
+	__u32 prev_state;	/* DIAL9_STATE_* */
+	__u32 reserved;		/* zero */
+	__u64 next_wait_ns;	/* how long next waited runnable before now */
+};
+
+/*
+ * dial9_rec_switch.prev_state: what prev was switched out for, as in
+ * /proc/<pid>/stat's state letter (an index, not the kernel's bit mask).
+ */
+#define DIAL9_STATE_RUNNING	0	/* R: preempted, still runnable */
+#define DIAL9_STATE_SLEEPING	1	/* S: interruptible sleep */
+#define DIAL9_STATE_DISK	2	/* D: uninterruptible sleep */
+#define DIAL9_STATE_STOPPED	3	/* T */
+#define DIAL9_STATE_TRACED	4	/* t */
+#define DIAL9_STATE_DEAD	5	/* X */
+#define DIAL9_STATE_ZOMBIE	6	/* Z */
+#define DIAL9_STATE_PARKED	7	/* P */
+#define DIAL9_STATE_IDLE	8	/* I: idle kernel thread wait */
+
+/* dial9_rec_wake.hdr.flags */
+#define DIAL9_WAKE_FROM_IRQ	(1U << 0)	/* waker is who was interrupted */
+
+/* DIAL9_REC_WAKING, DIAL9_REC_WAKEUP, DIAL9_REC_WAKEUP_NEW */
+struct dial9_rec_wake {
+	struct dial9_rec_header hdr;
+	__u32 tid;		/* the woken task */
+	__u32 tgid;
+	__u32 waker_tid;	/* the task running when the wake-up happened */
+	__u32 waker_tgid;
+	__s32 prio;
+	__u32 target_cpu;	/* the CPU the woken task will run on */
+};
+
+struct dial9_rec_migrate {
+	struct dial9_rec_header hdr;
+	__u32 tid;
+	__u32 tgid;
+	__u32 orig_cpu;
+	__u32 dest_cpu;
+};
+
+/* dial9_rec_exit.hdr.flags */
+#define DIAL9_EXIT_GROUP_DEAD	(1U << 0)	/* the last thread of its process */
+
+struct dial9_rec_exit {
+	struct dial9_rec_header hdr;
+	__u32 tid;
+	__u32 tgid;
+};
+
+/* A task's name: at enable for existing threads, at fork and at rename. */
+struct dial9_rec_comm {
+	struct dial9_rec_header hdr;
+	__u32 tid;
+	__u32 tgid;
+	char comm[16];		/* NUL-padded */
+};
+
+#endif /* _UAPI_LINUX_DIAL9_H */
