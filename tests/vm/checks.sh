@@ -1,16 +1,52 @@
 #!/bin/sh
-# Checks run inside the test VM after the kselftests (busybox sh).
+# Checks run inside the test VM after the kselftests (busybox sh), in TAP.
 fail=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
 
 # The example reader prints records of its own process.
 out=$(timeout 60 dial9-read -n 20)
-n=$(echo "$out" | grep -c -E ' (switch|wakeup|waking|comm) ')
-echo "$out" | head -n 5
-if [ "$n" -ge 5 ]; then
-	echo "ok - example reader printed $n records"
+c=$(echo "$out" | grep -c -E ' (switch|wakeup|waking|comm) ')
+echo "$out" | head -n 5 | sed 's/^/# /'
+if [ "$c" -ge 5 ]; then ok "example reader printed $c records"; else notok "example reader printed $c records"; fi
+
+# A session's rings are vmalloc'ed by dial9_ring_alloc, and freed on close.
+rings() { grep -c 'dial9_ring_alloc' /proc/vmallocinfo; }
+dial9-read >/dev/null &
+pid=$!
+sleep 1
+open_rings=$(rings)
+kill $pid
+wait $pid 2>/dev/null
+closed_rings=$(rings)
+if [ "$open_rings" -gt 0 ] && [ "$closed_rings" -eq 0 ]; then
+	ok "rings freed on close ($open_rings vmalloc areas while open, 0 after)"
 else
-	echo "not ok - example reader printed $n records"
-	fail=1
+	notok "rings: $open_rings areas while open, $closed_rings after close"
 fi
 
+# 20 load/unload cycles, each with a session recording in between.
+cycles=0
+for i in $(seq 1 20); do
+	rmmod dial9 || break
+	insmod /dial9.ko || break
+	chmod 0666 /dev/dial9
+	timeout 60 dial9-read -n 5 >/dev/null || break
+	[ "$(rings)" -eq 0 ] || break
+	cycles=$i
+done
+if [ "$cycles" -eq 20 ]; then ok "20 load/unload cycles with a session each"; else notok "load/unload stopped after $cycles cycles"; fi
+
+# CPU hotplug: rings exist for every possible CPU; sessions work while a
+# CPU is offline, and across it coming back.
+if [ -w /sys/devices/system/cpu/cpu1/online ]; then
+	echo 0 >/sys/devices/system/cpu/cpu1/online
+	a=$(timeout 60 dial9-read -n 10 | grep -c ' cpu=0 ')
+	echo 1 >/sys/devices/system/cpu/cpu1/online
+	b=$(timeout 60 dial9-read -n 10 | grep -c ' cpu=')
+	if [ "$a" -eq 10 ] && [ "$b" -eq 10 ]; then ok "cpu1 offline and back: sessions record"; else notok "hotplug: $a records with cpu1 offline, $b after"; fi
+fi
+
+echo "1..$n"
 exit $fail

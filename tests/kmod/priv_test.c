@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Filtering and privilege: who may record what, and what is redacted. */
+#include "dial9_test.h"
+#include <grp.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include "kselftest_harness.h"
+
+/*
+ * A process that bounces bytes with us through two pipes, on @cpu, after
+ * sleeping @delay_us: we block meanwhile, so its reply wakes us.
+ */
+struct peer {
+	pid_t pid;
+	int to_peer, from_peer;
+};
+
+static int peer_start(struct peer *p, int cpu, int rounds, int delay_us)
+{
+	int a[2], b[2];
+	char c;
+
+	if (pipe(a) || pipe(b))
+		return -errno;
+	p->pid = fork();
+	if (p->pid < 0)
+		return -errno;
+	if (!p->pid) {
+		d9_pin(cpu);
+		close(a[1]);
+		close(b[0]);
+		for (int i = 0; i < rounds; i++)
+			if (read(a[0], &c, 1) != 1 ||
+			    (delay_us && usleep(delay_us)) ||
+			    write(b[1], &c, 1) != 1)
+				break;
+		_exit(0);
+	}
+	close(a[0]);
+	close(b[1]);
+	p->to_peer = a[1];
+	p->from_peer = b[0];
+	return 0;
+}
+
+static int peer_bounce(struct peer *p, int rounds)
+{
+	char c = 'x';
+
+	for (int i = 0; i < rounds; i++)
+		if (write(p->to_peer, &c, 1) != 1 ||
+		    read(p->from_peer, &c, 1) != 1)
+			return -EIO;
+	return 0;
+}
+
+static int peer_wait(struct peer *p)
+{
+	int st;
+
+	close(p->to_peer);
+	close(p->from_peer);
+	if (waitpid(p->pid, &st, 0) != p->pid)
+		return -errno;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int drop_privileges(void)
+{
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		return -errno;
+	return 0;
+}
+
+/*
+ * As uid 65534 (no capabilities): only the own process is recorded, the
+ * other side of a switch or wake-up with a root process is redacted.
+ */
+TEST(unprivileged_sees_foreign_tasks_redacted)
+{
+	struct dial9_target t = { .size = sizeof(t) };
+	struct d9_recs recs = { 0 };
+	int redacted_switch = 0, redacted_waker = 0, leaks = 0, comms = 0;
+	uint32_t me = getpid();
+	struct peer peer;
+	struct d9 d;
+
+	ASSERT_EQ(0, d9_pin(0));
+	ASSERT_EQ(0, peer_start(&peer, 0, 100, 100));	/* stays root */
+	ASSERT_EQ(0, drop_privileges());
+	ASSERT_NE(0, getuid());
+
+	ASSERT_EQ(0, d9_open(&d));
+	EXPECT_EQ(-EPERM, d9_configure(&d, DIAL9_CFG_SYSTEM_WIDE, 0, 0));
+	t.pid = peer.pid;
+	EXPECT_EQ(-EPERM, d9_ioctl(d.fd, DIAL9_IOC_ADD_TARGET, &t));
+	t.pid = 1;
+	EXPECT_EQ(-EPERM, d9_ioctl(d.fd, DIAL9_IOC_ADD_TARGET, &t));
+	t.pid = getpid();
+	EXPECT_EQ(0, d9_ioctl(d.fd, DIAL9_IOC_ADD_TARGET, &t));
+
+	ASSERT_EQ(0, d9_map(&d));
+	ASSERT_EQ(0, d9_enable(&d));
+	ASSERT_EQ(0, peer_bounce(&peer, 100));
+	ASSERT_EQ(0, d9_disable(&d));
+	ASSERT_EQ(0, peer_wait(&peer));
+	ASSERT_LT(0, d9_drain(&d, &recs));
+
+	d9_for_each(r, &recs) {
+		const struct dial9_rec_switch *sw = (const void *)r;
+		const struct dial9_rec_wake *wk = (const void *)r;
+		const struct dial9_rec_comm *cm = (const void *)r;
+
+		switch (r->type) {
+		case DIAL9_REC_SWITCH:
+			if (sw->prev_tgid != me && sw->prev_tgid != 0) {
+				leaks += sw->prev_tgid != DIAL9_TID_REDACTED ||
+					 sw->prev_tid != DIAL9_TID_REDACTED ||
+					 sw->prev_prio || sw->prev_state;
+				redacted_switch++;
+			}
+			if (sw->next_tgid != me && sw->next_tgid != 0) {
+				leaks += sw->next_tgid != DIAL9_TID_REDACTED ||
+					 sw->next_tid != DIAL9_TID_REDACTED ||
+					 sw->next_prio;
+				redacted_switch++;
+			}
+			break;
+		case DIAL9_REC_WAKING:
+		case DIAL9_REC_WAKEUP:
+		case DIAL9_REC_WAKEUP_NEW:
+			if (wk->tgid != me)
+				leaks += wk->tgid != DIAL9_TID_REDACTED ||
+					 wk->tid != DIAL9_TID_REDACTED ||
+					 wk->prio;
+			if (wk->waker_tgid != me && wk->waker_tgid != 0) {
+				leaks += wk->waker_tgid != DIAL9_TID_REDACTED ||
+					 wk->waker_tid != DIAL9_TID_REDACTED;
+				redacted_waker++;
+			}
+			break;
+		case DIAL9_REC_COMM:
+			leaks += cm->tgid != me;
+			comms++;
+			break;
+		case DIAL9_REC_MIGRATE:
+		case DIAL9_REC_EXIT:
+			leaks += ((const struct dial9_rec_exit *)r)->tgid != me;
+			break;
+		}
+	}
+	TH_LOG("redacted: %d switch sides, %d wakers", redacted_switch,
+	       redacted_waker);
+	EXPECT_EQ(0, leaks);
+	/* Both share CPU 0, so they switch to each other, and wake each other. */
+	EXPECT_LE(50, redacted_switch);
+	EXPECT_LE(50, redacted_waker);
+	EXPECT_LE(1, comms);
+	d9_recs_free(&recs);
+	d9_close(&d);
+}
+
+/* With CAP_PERFMON another process can be added, and its children. */
+TEST(privileged_records_targets_and_children)
+{
+	struct dial9_target t = { .size = sizeof(t) };
+	struct d9_recs recs = { 0 };
+	int parent_sw = 0, grandchild_sw = 0, own = 0;
+	pid_t child, grandchild = 0;
+	int go[2], report[2], st;
+	struct d9 d;
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root");
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(report));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		char c;
+		pid_t gc;
+
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		gc = fork();
+		if (!gc) {
+			usleep(1000);
+			usleep(1000);
+			_exit(0);
+		}
+		if (write(report[1], &gc, sizeof(gc)) != sizeof(gc))
+			_exit(1);
+		waitpid(gc, NULL, 0);
+		usleep(1000);
+		_exit(0);
+	}
+	ASSERT_EQ(0, d9_open(&d));
+	ASSERT_EQ(0, d9_configure(&d, DIAL9_CFG_NO_SELF, 0, 0));
+	t.pid = child;
+	t.flags = DIAL9_TARGET_CHILDREN;
+	ASSERT_EQ(0, d9_ioctl(d.fd, DIAL9_IOC_ADD_TARGET, &t));
+	ASSERT_EQ(0, d9_map(&d));
+	ASSERT_EQ(0, d9_enable(&d));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(sizeof(grandchild), read(report[0], &grandchild,
+					   sizeof(grandchild)));
+	ASSERT_EQ(child, waitpid(child, &st, 0));
+	ASSERT_EQ(0, d9_disable(&d));
+	ASSERT_LT(0, d9_drain(&d, &recs));
+	d9_for_each(r, &recs) {
+		const struct dial9_rec_switch *sw = (const void *)r;
+
+		if (r->type != DIAL9_REC_SWITCH)
+			continue;
+		parent_sw += (pid_t)sw->prev_tgid == child;
+		grandchild_sw += (pid_t)sw->prev_tgid == grandchild;
+		own += (pid_t)sw->prev_tgid == getpid() &&
+		       (pid_t)sw->next_tgid != child &&
+		       (pid_t)sw->next_tgid != grandchild;
+	}
+	TH_LOG("switch-outs: child %d, grandchild %d, self %d", parent_sw,
+	       grandchild_sw, own);
+	EXPECT_LE(1, parent_sw);
+	EXPECT_LE(2, grandchild_sw);
+	EXPECT_EQ(0, own);	/* DIAL9_CFG_NO_SELF */
+	d9_recs_free(&recs);
+	d9_close(&d);
+}
+
+TEST(system_wide_sees_other_processes)
+{
+	struct d9_recs recs = { 0 };
+	struct peer peer;
+	int peer_sw = 0;
+	struct d9 d;
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root");
+	ASSERT_EQ(0, d9_open(&d));
+	ASSERT_EQ(0, d9_configure(&d, DIAL9_CFG_SYSTEM_WIDE, 0, 0));
+	ASSERT_EQ(0, d9_map(&d));
+	ASSERT_EQ(0, peer_start(&peer, 1 % d.ncpu, 20, 0));
+	ASSERT_EQ(0, d9_enable(&d));
+	ASSERT_EQ(0, peer_bounce(&peer, 20));
+	ASSERT_EQ(0, d9_disable(&d));
+	ASSERT_EQ(0, peer_wait(&peer));
+	ASSERT_LT(0, d9_drain(&d, &recs));
+	d9_for_each(r, &recs) {
+		const struct dial9_rec_switch *sw = (const void *)r;
+
+		if (r->type == DIAL9_REC_SWITCH)
+			peer_sw += (pid_t)sw->prev_tgid == peer.pid;
+	}
+	EXPECT_LE(10, peer_sw);
+	d9_recs_free(&recs);
+	d9_close(&d);
+}
+
+TEST_HARNESS_MAIN
