@@ -33,11 +33,12 @@ deps:
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
-examples: $(BUILD)/examples/dial9-read
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+examples: $(EXAMPLES)
 
-$(BUILD)/examples/dial9-read: examples/dial9-read.c uapi/linux/dial9.h
+$(BUILD)/examples/%: examples/%.c uapi/linux/dial9.h
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -static -o $@ $<
+	$(CC) $(USER_CFLAGS) -static -pthread -o $@ $<
 
 # ---- module tests in a VM ---------------------------------------------------
 # kselftest_harness.h is not -Wextra clean (its macros compare int with
@@ -61,6 +62,14 @@ test-kmod: deps vm-payload
 	tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module dial9.ko \
 		--tests "$(KTESTS)" --example $(BUILD)/examples/dial9-read \
 		--out $(BUILD)/vm
+
+# The main job end to end: the module in a VM, a program under contention
+# recording itself through /dev/dial9, and its scheduling-delay report.
+demo: deps vm-payload
+	@tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module dial9.ko \
+		--example $(BUILD)/examples/dial9-read \
+		--file $(BUILD)/examples/dial9-demo --demo "dial9-demo" \
+		--out $(BUILD)/demo | grep -v -E '^\s*\[|^DIAL9-VM: (dmesg|done)'
 
 test-dkms: deps
 	tests/dkms/build.sh $(DIAL9_VERSION) $(KVER)

@@ -9,7 +9,7 @@
 # exactly the files the test needs (static binaries, so no host libraries).
 set -euo pipefail
 
-kernel= module= tests= example= out=build/vm extra=() timeout_s=${DIAL9_VM_TIMEOUT:-900}
+kernel= module= tests= example= demo= out=build/vm extra=() timeout_s=${DIAL9_VM_TIMEOUT:-900}
 checks=tests/vm/checks.sh
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -19,6 +19,7 @@ while [ $# -gt 0 ]; do
 	--example) example=$2; shift 2 ;;
 	--checks) checks=$2; shift 2 ;;
 	--file) extra+=("$2"); shift 2 ;;
+	--demo) demo=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -48,6 +49,7 @@ echo "$names" >"$root/tests.list"
 [ -n "$example" ] && cp "$example" "$root/bin/"
 [ -f "$checks" ] && cp "$checks" "$root/tests/vm-checks.sh"
 for f in "${extra[@]}"; do cp "$f" "$root/bin/"; done
+[ -n "$demo" ] && echo "$demo" >"$root/demo.cmd"
 
 (cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out/initramfs.gz"
 
@@ -84,5 +86,5 @@ if grep -E '^not ok' "$log" >/dev/null; then
 	echo "vm: failing tests:"; grep -E '^not ok' "$log"
 	fail=1
 fi
-echo "vm: $(grep -cE '^ok ' "$log") tests ok, $(grep -cE '^not ok' "$log") not ok"
+[ -n "$demo" ] || echo "vm: $(grep -cE '^ok ' "$log") tests ok, $(grep -cE '^not ok' "$log") not ok"
 exit $fail
