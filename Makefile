@@ -113,3 +113,15 @@ install-udev:
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf $(BUILD)/tests $(BUILD)/examples $(BUILD)/vm
+
+# ---- module benchmark (not part of make test) --------------------------------
+$(BUILD)/bench/dial9-rate: bench/kmod/rate.c uapi/linux/dial9.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -static -pthread -o $@ $<
+
+# Records/s the module sustains with a reader draining, by thread pairs.
+bench-kmod: deps module $(BUILD)/tests/vm/exit examples $(BUILD)/bench/dial9-rate
+	@tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module dial9.ko \
+		--file $(BUILD)/bench/dial9-rate \
+		--demo "for p in 1 2 4 8 16; do dial9-rate \$$p 3; done" \
+		--out $(BUILD)/bench-kmod | grep -E '^pairs='
