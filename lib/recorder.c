@@ -1,0 +1,618 @@
+// SPDX-License-Identifier: MIT
+/*
+ * recorder.c - the recorder's lifecycle (configuration, start, stop,
+ * exit, fork) and the flush thread, the only writer of segments.
+ *
+ * Each tick (flush_interval_ms) the flush thread drains the collector
+ * into the active segment. The drain epoch has two steps: step one
+ * bumps the epoch, so a thread that records hands over its own buffer;
+ * step two, a tick later, takes the buffers of the threads that stayed
+ * idle. A time rotation runs both steps first, so that events land in
+ * the segment of their time.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "wire.h"
+
+#define MIB (1024ull * 1024)
+#define DRAIN_INTERVAL_NS 1000000000ull
+#define REFINE_INTERVAL_NS 1000000000ull
+
+struct recorder {
+	struct dial9_config cfg;
+	char *trace_dir, *service;
+	struct d9_collector coll;
+	struct d9_segw *segw;
+	pthread_t flush;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stop;
+	uint64_t flush_req, flush_done;
+	bool rotate_req;
+	uint64_t lost_reported;
+	struct dial9_encoder *enc; /* the flush thread's own events */
+};
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct recorder *g_rec;
+static struct recorder *g_retired;
+static struct dial9_stats g_last; /* counters of the last recorder */
+static bool g_atexit;
+
+void d9_log(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n = snprintf(buf, sizeof(buf), "dial9: ");
+
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(2, buf, (size_t)n) < 0)
+		(void)0;
+}
+
+/* ---- configuration ---- */
+
+void dial9_config_init(struct dial9_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->size = sizeof(*c);
+	c->trace_dir = "/tmp/dial9-traces";
+	c->service_name = NULL; /* the program name */
+	c->rotation_secs = 60;
+	c->max_disk_bytes = 1024 * MIB;
+	c->max_file_bytes = 0; /* min(100 MiB, max_disk / 4) */
+	c->buffer_bytes = 1024 * 1024;
+	c->flush_interval_ms = 5;
+	c->collector_batches = 1024;
+	c->io_backend = DIAL9_IO_AUTO;
+	c->clock = DIAL9_CLOCK_AUTO;
+}
+
+static int parse_bool(const char *s)
+{
+	static const char *const yes[] = { "t", "true", "1", "y", "yes", "on" };
+	static const char *const no[] = { "f", "false", "0", "n", "no", "off" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (!strcasecmp(s, yes[i]))
+			return 1;
+		if (!strcasecmp(s, no[i]))
+			return 0;
+	}
+	return -1;
+}
+
+/* An unsigned number in [lo, hi]; false (with a warning) otherwise. */
+static bool env_u64(const char *name, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (!s)
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (!*s || *end || errno || s[0] == '-' || v < lo || v > hi) {
+		d9_log("%s=\"%s\" is not a number in %llu..%llu; using the "
+		       "default", name, s, (unsigned long long)lo,
+		       (unsigned long long)hi);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool env_choice(const char *name, const char *const *names,
+		       unsigned int n, uint32_t *out)
+{
+	const char *s = getenv(name);
+
+	if (!s)
+		return false;
+	for (unsigned int i = 0; i < n; i++) {
+		if (!strcasecmp(s, names[i])) {
+			*out = i;
+			return true;
+		}
+	}
+	d9_log("%s=\"%s\" is not one of the accepted values; using the default",
+	       name, s);
+	return false;
+}
+
+int dial9_config_from_env(struct dial9_config *c)
+{
+	static const char *const io[] = { "auto", "io_uring", "pwrite" };
+	static const char *const clk[] = { "auto", "tsc", "clock_gettime" };
+	const char *s;
+	uint64_t v;
+	int enabled = 0;
+
+	if ((s = getenv("DIAL9_ENABLED"))) {
+		enabled = parse_bool(s);
+		if (enabled < 0) {
+			d9_log("DIAL9_ENABLED=\"%s\" is not a boolean "
+			       "(true/false, 1/0, yes/no, on/off); using the "
+			       "default (off)", s);
+			enabled = 0;
+		}
+	}
+	if ((s = getenv("DIAL9_TRACE_DIR"))) {
+		if (*s)
+			c->trace_dir = s;
+		else
+			d9_log("DIAL9_TRACE_DIR is empty; using the default");
+	}
+	if ((s = getenv("DIAL9_SERVICE_NAME")) && *s)
+		c->service_name = s;
+	if (env_u64("DIAL9_ROTATION_SECS", 1, 86400 * 365, &v))
+		c->rotation_secs = (uint32_t)v;
+	if (env_u64("DIAL9_MAX_DISK_USAGE_MB", 1, 1ull << 40, &v))
+		c->max_disk_bytes = v * MIB;
+	if (env_u64("DIAL9_MAX_FILE_SIZE_MB", 1, 1ull << 40, &v))
+		c->max_file_bytes = v * MIB;
+	if (env_u64("DIAL9_BUFFER_KB", 4, 1024 * 1024, &v))
+		c->buffer_bytes = (uint32_t)(v * 1024);
+	if (env_u64("DIAL9_FLUSH_INTERVAL_MS", 1, 60000, &v))
+		c->flush_interval_ms = (uint32_t)v;
+	if (env_u64("DIAL9_COLLECTOR_BATCHES", 1, 1u << 20, &v))
+		c->collector_batches = (uint32_t)v;
+	env_choice("DIAL9_IO_BACKEND", io, 3, &c->io_backend);
+	env_choice("DIAL9_CLOCK", clk, 3, &c->clock);
+	if (c->max_file_bytes && c->max_file_bytes > c->max_disk_bytes) {
+		d9_log("DIAL9_MAX_FILE_SIZE_MB is above DIAL9_MAX_DISK_USAGE_MB; "
+		       "using the default");
+		c->max_file_bytes = 0;
+	}
+	return enabled;
+}
+
+/* Copy a caller's config (maybe from an older, smaller struct). */
+static int check_config(const struct dial9_config *in, struct dial9_config *c)
+{
+	dial9_config_init(c);
+	if (!in || in->size < sizeof(uint32_t))
+		return -EINVAL;
+	memcpy(c, in, in->size < sizeof(*c) ? in->size : sizeof(*c));
+	c->size = sizeof(*c);
+	if (!c->trace_dir || !*c->trace_dir || c->rotation_secs < 1 ||
+	    c->max_disk_bytes < 1 || c->buffer_bytes < 4096 ||
+	    c->buffer_bytes > (1u << 30) || c->flush_interval_ms < 1 ||
+	    c->flush_interval_ms > 60000 || c->collector_batches < 1 ||
+	    c->collector_batches > (1u << 20) || c->io_backend > DIAL9_IO_PWRITE ||
+	    c->clock > DIAL9_CLOCK_GETTIME)
+		return -EINVAL;
+	if (!c->max_file_bytes) {
+		c->max_file_bytes = c->max_disk_bytes / 4;
+		if (c->max_file_bytes > 100 * MIB)
+			c->max_file_bytes = 100 * MIB;
+		if (c->max_file_bytes < 4096)
+			c->max_file_bytes = 4096;
+	}
+	if (c->max_file_bytes > c->max_disk_bytes)
+		return -EINVAL;
+	if (!c->service_name || !*c->service_name)
+		c->service_name = program_invocation_short_name;
+	return 0;
+}
+
+/* ---- the flush thread ---- */
+
+static void drain_collector(struct recorder *r)
+{
+	struct d9_batch *b[64];
+	unsigned int n;
+
+	do {
+		for (n = 0; n < 64; n++) {
+			b[n] = d9_queue_pop(&r->coll.full);
+			if (!b[n])
+				break;
+		}
+		if (n) {
+			d9_segw_write(r->segw, b, n);
+			for (unsigned int i = 0; i < n; i++)
+				d9_batch_put(&r->coll, b[i]);
+		}
+	} while (n == 64);
+}
+
+/* Write a dial9.lost event when events were lost since the last one. */
+static void report_losses(struct recorder *r)
+{
+	static const struct dial9_field f[] = { { "events", DIAL9_U64 },
+						{ "batches", DIAL9_U64 } };
+	struct dial9_stats st = { 0 };
+	uint64_t lost, batches;
+	struct dial9_value v[2];
+	const void *data;
+	size_t len;
+
+	d9_segw_stats(r->segw, &st);
+	lost = atomic_load(&r->coll.lost_events) + st.events_lost;
+	if (lost == r->lost_reported || st.health != DIAL9_HEALTH_OK)
+		return;
+	batches = atomic_load(&r->coll.lost_batches) + st.batches_lost;
+	v[0] = dial9_u64(lost - r->lost_reported);
+	v[1] = dial9_u64(batches);
+	dial9_encoder_clear(r->enc);
+	if (dial9_encoder_begin_stream(r->enc) ||
+	    dial9_encoder_schema(r->enc, 1, DIAL9_KIND_INTERNAL, "dial9.lost", 2,
+				 f) ||
+	    dial9_encoder_event(r->enc, 1, d9_now(), v) ||
+	    dial9_encoder_end_stream(r->enc))
+		return;
+	data = dial9_encoder_data(r->enc, &len);
+	d9_segw_write_raw(r->segw, data, len);
+	r->lost_reported = lost;
+}
+
+/* Keep a few pre-faulted buffers ready so threads need not map any. */
+static void top_up_pool(struct recorder *r)
+{
+	size_t want = atomic_load(&d9_rs.nthreads) + 2, have;
+
+	if (want > 32)
+		want = 32;
+	have = atomic_load(&r->coll.free.head) - atomic_load(&r->coll.free.tail);
+	while (have++ < want) {
+		struct d9_batch *b = d9_batch_alloc(r->coll.buffer_bytes);
+
+		if (!b || !d9_queue_push(&r->coll.free, b)) {
+			d9_batch_free(b);
+			break;
+		}
+	}
+}
+
+/* Take every thread's buffer (retrying busy ones briefly), write all. */
+static void drain_all(struct recorder *r)
+{
+	for (int tries = 0; tries < 200; tries++) {
+		unsigned int busy;
+
+		atomic_fetch_add(&d9_rs.epoch, 1);
+		busy = d9_drain_idle_threads(true);
+		drain_collector(r);
+		if (!busy)
+			break;
+		{
+			struct timespec ts = { 0, 1000000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+static void *flush_main(void *arg)
+{
+	struct recorder *r = arg;
+	uint64_t now = d9_clock_gettime_ns();
+	uint64_t next_drain = now + DRAIN_INTERVAL_NS;
+	uint64_t next_refine = now + REFINE_INTERVAL_NS;
+	uint64_t rotation_ns = (uint64_t)r->cfg.rotation_secs * 1000000000ull;
+	bool step_two = false, rotate_after = false;
+
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+	pthread_setname_np(pthread_self(), "dial9-flush");
+	pthread_mutex_lock(&r->mu);
+	while (!r->stop) {
+		uint64_t req = r->flush_req;
+		bool rot = r->rotate_req;
+		struct timespec ts;
+
+		if (req == r->flush_done) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_nsec += (long)r->cfg.flush_interval_ms * 1000000;
+			while (ts.tv_nsec >= 1000000000) {
+				ts.tv_nsec -= 1000000000;
+				ts.tv_sec++;
+			}
+			pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+			if (r->stop)
+				break;
+			req = r->flush_req;
+			rot = r->rotate_req;
+		}
+		r->rotate_req = false;
+		pthread_mutex_unlock(&r->mu);
+
+		d9_segw_tick(r->segw);
+		now = d9_clock_gettime_ns();
+		if (req != r->flush_done) {
+			/* dial9_flush()/dial9_rotate(): both steps at once */
+			drain_all(r);
+			report_losses(r);
+			if (rot)
+				d9_segw_rotate(r->segw);
+			step_two = false;
+			rotate_after = false;
+		} else if (step_two) {
+			d9_drain_idle_threads(false);
+			step_two = false;
+		}
+		drain_collector(r);
+		report_losses(r);
+		if (rotate_after && !step_two) {
+			d9_segw_rotate(r->segw);
+			rotate_after = false;
+		}
+		if (!step_two && (now >= next_drain ||
+				  d9_segw_rotation_due(r->segw, now))) {
+			/* step one of a drain epoch */
+			rotate_after = d9_segw_rotation_due(r->segw, now);
+			atomic_fetch_add(&d9_rs.epoch, 1);
+			step_two = true;
+			next_drain = now + (rotation_ns < DRAIN_INTERVAL_NS ?
+						    rotation_ns :
+						    DRAIN_INTERVAL_NS);
+		}
+		if (now >= next_refine) {
+			d9_clock_refine();
+			next_refine = now + REFINE_INTERVAL_NS;
+		}
+		top_up_pool(r);
+
+		pthread_mutex_lock(&r->mu);
+		if (req != r->flush_done) {
+			r->flush_done = req;
+			pthread_cond_broadcast(&r->cv);
+		}
+	}
+	pthread_mutex_unlock(&r->mu);
+	drain_all(r);
+	report_losses(r);
+	return NULL;
+}
+
+/* ---- lifecycle ---- */
+
+static void free_recorder(struct recorder *r)
+{
+	if (!r)
+		return;
+	d9_collector_destroy(&r->coll);
+	dial9_encoder_free(r->enc);
+	free(r->trace_dir);
+	free(r->service);
+	free(r);
+}
+
+static void at_exit(void)
+{
+	dial9_stop();
+}
+
+int dial9_start(const struct dial9_config *in)
+{
+	struct d9_seg_opts so;
+	struct recorder *r;
+	pthread_condattr_t ca;
+	int ret;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	ret = check_config(in, &r->cfg);
+	if (ret) {
+		free(r);
+		return ret;
+	}
+	pthread_mutex_lock(&g_lock);
+	if (g_rec) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	/* a thread may still have been inside a record call at the last
+	 * stop: that recorder's memory is freed one start later */
+	free_recorder(g_retired);
+	g_retired = NULL;
+	r->trace_dir = strdup(r->cfg.trace_dir);
+	r->service = strdup(r->cfg.service_name);
+	ret = -ENOMEM;
+	if (!r->trace_dir || !r->service || dial9_encoder_new(&r->enc))
+		goto out_unlock;
+	r->cfg.trace_dir = r->trace_dir;
+	r->cfg.service_name = r->service;
+	ret = d9_collector_init(&r->coll, r->cfg.collector_batches,
+				r->cfg.buffer_bytes);
+	if (ret)
+		goto out_unlock;
+	if (d9_clock_init((int)r->cfg.clock) != DIAL9_CLOCK_TSC &&
+	    r->cfg.clock == DIAL9_CLOCK_TSC) {
+		ret = -EOPNOTSUPP; /* asked for the TSC, but it is not usable */
+		goto out_unlock;
+	}
+	so.trace_dir = r->trace_dir;
+	so.service = r->service;
+	so.rotation_ns = (uint64_t)r->cfg.rotation_secs * 1000000000ull;
+	so.max_disk = r->cfg.max_disk_bytes;
+	so.max_file = r->cfg.max_file_bytes;
+	so.io_backend = (int)r->cfg.io_backend;
+	ret = d9_segw_open(&r->segw, &so);
+	if (ret)
+		goto out_unlock;
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->cv, &ca);
+	pthread_condattr_destroy(&ca);
+
+	d9_rs.coll = &r->coll;
+	d9_rs.fence_mode = !d9_membarrier_register();
+	atomic_fetch_add(&d9_rs.gen, 1);
+	top_up_pool(r);
+	ret = -pthread_create(&r->flush, NULL, flush_main, r);
+	if (ret) {
+		d9_segw_close(r->segw, NULL);
+		goto out_unlock;
+	}
+	g_rec = r;
+	dial9__active = 1;
+	if (!g_atexit) {
+		g_atexit = true;
+		atexit(at_exit);
+	}
+	pthread_mutex_unlock(&g_lock);
+	return 0;
+out_unlock:
+	pthread_mutex_unlock(&g_lock);
+	free_recorder(r);
+	return ret;
+}
+
+int dial9_start_from_env(void)
+{
+	struct dial9_config c;
+	int ret;
+
+	dial9_config_init(&c);
+	if (!dial9_config_from_env(&c))
+		return 0;
+	ret = dial9_start(&c);
+	if (ret && ret != -EBUSY)
+		d9_log("recording disabled: cannot start the recorder with "
+		       "trace directory %s: %s", c.trace_dir,
+		       dial9_strerror(ret));
+	return ret;
+}
+
+int dial9_stop(void)
+{
+	struct recorder *r;
+
+	pthread_mutex_lock(&g_lock);
+	r = g_rec;
+	if (!r) {
+		pthread_mutex_unlock(&g_lock);
+		return -ENOENT;
+	}
+	dial9__active = 0;
+	pthread_mutex_lock(&r->mu);
+	r->stop = true;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	pthread_join(r->flush, NULL);
+	memset(&g_last, 0, sizeof(g_last));
+	d9_segw_close(r->segw, &g_last);
+	g_last.events_lost += atomic_load(&r->coll.lost_events);
+	g_last.batches_lost += atomic_load(&r->coll.lost_batches);
+	g_last.health = DIAL9_HEALTH_OFF;
+	d9_record_detach_all();
+	g_rec = NULL;
+	g_retired = r;
+	pthread_mutex_unlock(&g_lock);
+	return 0;
+}
+
+int dial9_get_stats(struct dial9_stats *st)
+{
+	struct recorder *r;
+
+	pthread_mutex_lock(&g_lock);
+	r = g_rec;
+	if (!r) {
+		*st = g_last;
+	} else {
+		memset(st, 0, sizeof(*st));
+		d9_segw_stats(r->segw, st);
+		st->events_lost += atomic_load(&r->coll.lost_events);
+		st->batches_lost += atomic_load(&r->coll.lost_batches);
+	}
+	st->size = sizeof(*st);
+	pthread_mutex_unlock(&g_lock);
+	return 0;
+}
+
+static int request(bool rotate, unsigned int timeout_ms)
+{
+	struct recorder *r;
+	struct timespec ts;
+	uint64_t req;
+	int ret = 0;
+
+	pthread_mutex_lock(&g_lock);
+	r = g_rec;
+	if (!r) {
+		pthread_mutex_unlock(&g_lock);
+		return -ENOENT;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_nsec -= 1000000000;
+		ts.tv_sec++;
+	}
+	pthread_mutex_lock(&r->mu);
+	req = ++r->flush_req;
+	r->rotate_req |= rotate;
+	pthread_cond_broadcast(&r->cv);
+	while (r->flush_done < req && !ret)
+		ret = -pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+	if (r->flush_done >= req)
+		ret = 0;
+	pthread_mutex_unlock(&r->mu);
+	pthread_mutex_unlock(&g_lock);
+	return ret;
+}
+
+int dial9_flush(unsigned int timeout_ms)
+{
+	return request(false, timeout_ms);
+}
+
+int dial9_rotate(void)
+{
+	return request(true, 10000);
+}
+
+/* ---- fork: the child must never wait for a lock held by a thread
+ * that does not exist in it, and records nothing until it starts its
+ * own recorder ---- */
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&g_lock);
+	d9_record_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+	d9_record_fork_parent();
+	pthread_mutex_unlock(&g_lock);
+}
+
+static void fork_child(void)
+{
+	d9_record_fork_child();
+	pthread_mutex_unlock(&g_lock);
+	if (g_rec) {
+		d9_segw_fork_child(g_rec->segw);
+		g_rec = NULL; /* the parent's: leaked, never touched */
+	}
+	g_retired = NULL;
+	g_atexit = true; /* inherited handler; dial9_stop() is safe */
+}
+
+__attribute__((constructor)) static void dial9_init(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	dial9_start_from_env();
+}
