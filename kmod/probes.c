@@ -99,10 +99,12 @@ static void dial9_probe_switch(void *data, bool preempt,
 {
 	struct dial9_rec_switch rec;
 	struct dial9_session *s;
+	u64 wait_ns = 0;
+	u16 flags = 0;
 	bool filled = false;
 
 	list_for_each_entry_rcu(s, &dial9_sessions, node) {
-		bool own_prev, own_next;
+		bool own_prev, own_next, see_prev, see_next;
 
 		if (!(s->events & DIAL9_EV_SWITCH))
 			continue;
@@ -112,12 +114,7 @@ static void dial9_probe_switch(void *data, bool preempt,
 			continue;
 		if (!filled) {
 			u64 queued = dial9_queued_since(next);
-			u16 flags = 0;
 
-			memset(&rec, 0, sizeof(rec));
-			rec.hdr.type = DIAL9_REC_SWITCH;
-			rec.hdr.size = sizeof(rec);
-			rec.hdr.time_ns = ktime_get_mono_fast_ns();
 			if (preempt)
 				flags |= DIAL9_SWITCH_PREEMPT;
 			if (preempt || prev_state == TASK_RUNNING)
@@ -125,23 +122,31 @@ static void dial9_probe_switch(void *data, bool preempt,
 			if (queued) {
 				u64 now = local_clock();
 
-				rec.next_wait_ns = now > queued ? now - queued : 0;
+				wait_ns = now > queued ? now - queued : 0;
 				flags |= DIAL9_SWITCH_WAIT_VALID;
 			}
-			rec.hdr.flags = flags;
+			memset(&rec, 0, sizeof(rec));
+			rec.hdr.type = DIAL9_REC_SWITCH;
+			rec.hdr.size = sizeof(rec);
+			rec.hdr.time_ns = ktime_get_mono_fast_ns();
 			filled = true;
 		}
+		/* A foreign side shows nothing: no ids, state, prio or wait. */
+		see_prev = own_prev || s->privileged;
+		see_next = own_next || s->privileged;
+		rec.hdr.flags = flags;
+		if (!see_prev)
+			rec.hdr.flags &= ~(DIAL9_SWITCH_PREEMPT |
+					   DIAL9_SWITCH_PREV_RUNNABLE);
+		if (!see_next)
+			rec.hdr.flags &= ~DIAL9_SWITCH_WAIT_VALID;
 		dial9_ids(s, prev, own_prev, &rec.prev_tid, &rec.prev_tgid);
 		dial9_ids(s, next, own_next, &rec.next_tid, &rec.next_tgid);
-		if (own_prev || s->privileged) {
-			rec.prev_prio = prev->prio;
-			rec.prev_state = preempt ? 0 :
-				__task_state_index(prev_state, prev->exit_state);
-		} else {
-			rec.prev_prio = 0;
-			rec.prev_state = 0;
-		}
-		rec.next_prio = (own_next || s->privileged) ? next->prio : 0;
+		rec.prev_prio = see_prev ? prev->prio : 0;
+		rec.prev_state = see_prev && !preempt ?
+			__task_state_index(prev_state, prev->exit_state) : 0;
+		rec.next_prio = see_next ? next->prio : 0;
+		rec.next_wait_ns = see_next ? wait_ns : 0;
 		dial9_emit(s, &rec.hdr);
 	}
 }

@@ -116,13 +116,16 @@ TEST(unprivileged_sees_foreign_tasks_redacted)
 			if (sw->prev_tgid != me && sw->prev_tgid != 0) {
 				leaks += sw->prev_tgid != DIAL9_TID_REDACTED ||
 					 sw->prev_tid != DIAL9_TID_REDACTED ||
-					 sw->prev_prio || sw->prev_state;
+					 sw->prev_prio || sw->prev_state ||
+					 (r->flags & (DIAL9_SWITCH_PREEMPT |
+					  DIAL9_SWITCH_PREV_RUNNABLE));
 				redacted_switch++;
 			}
 			if (sw->next_tgid != me && sw->next_tgid != 0) {
 				leaks += sw->next_tgid != DIAL9_TID_REDACTED ||
 					 sw->next_tid != DIAL9_TID_REDACTED ||
-					 sw->next_prio;
+					 sw->next_prio || sw->next_wait_ns ||
+					 (r->flags & DIAL9_SWITCH_WAIT_VALID);
 				redacted_switch++;
 			}
 			break;

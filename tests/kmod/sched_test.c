@@ -297,6 +297,19 @@ TEST(exit_and_comm_records)
 	ASSERT_EQ(0, d9_enable(&d));
 	ASSERT_EQ(0, pthread_create(&t, NULL, exit_quickly, &child));
 	pthread_join(t, NULL);
+	/*
+	 * join returns once the kernel clears the thread's tid (exit_mm),
+	 * before the sched_process_exit tracepoint; the /proc entry goes
+	 * after it.
+	 */
+	for (int i = 0; i < 5000; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/self/task/%d", child);
+		if (access(path, F_OK))
+			break;
+		usleep(1000);
+	}
 	ASSERT_EQ(0, pthread_setname_np(pthread_self(), "d9-renamed"));
 	ASSERT_EQ(0, d9_disable(&d));
 	ASSERT_LT(0, d9_drain(&d, &recs));

@@ -29,6 +29,7 @@ fi
 # 20 load/unload cycles, each with a session recording in between.
 cycles=0
 for i in $(seq 1 20); do
+	echo "# cycle $i"
 	rmmod dial9 || break
 	insmod /dial9.ko || break
 	chmod 0666 /dev/dial9

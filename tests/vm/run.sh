@@ -9,7 +9,7 @@
 # exactly the files the test needs (static binaries, so no host libraries).
 set -euo pipefail
 
-kernel= module= tests= example= demo= out=build/vm extra=() timeout_s=${DIAL9_VM_TIMEOUT:-900}
+kernel= module= tests= example= demo= out=build/vm extra=() timeout_s=${DIAL9_VM_TIMEOUT:-420}
 checks=tests/vm/checks.sh
 while [ $# -gt 0 ]; do
 	case "$1" in
