@@ -123,10 +123,6 @@ test-lib: lib $(if $(TOOL_SRCS),tools) $(LIB_TEST_BINS) fuzz-build
 			TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 			timeout 240 $$t; then echo "FAILED: $$t"; rc=1; fi; \
 	done; \
-	if [ -x tests/lib/cli.sh ]; then \
-		echo "--- tests/lib/cli.sh"; \
-		tests/lib/cli.sh $(BUILD)/tools/dial9 $(LIB_T)/cli || rc=1; \
-	fi; \
 	for f in $(FUZZ_BINS); do \
 		echo "--- $$f ($(LIB_FUZZ_SECS) s)"; \
 		mkdir -p $(FUZZ_B)/corpus/$$(basename $$f); \

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* cli.h - what the dial9 subcommands share. Only <dial9.h> below. */
+#ifndef DIAL9_CLI_H
+#define DIAL9_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dial9.h"
+
+/* A trace file mapped into memory. */
+struct cli_file {
+	char *path;
+	const uint8_t *data;
+	size_t len;
+};
+
+/* Expand TRACE arguments (files, or directories searched recursively
+ * for segment files) into a sorted list; returns the count or -errno
+ * after printing a message. */
+int cli_collect(int argc, char **argv, char ***paths);
+void cli_free_paths(char **paths, int n);
+int cli_map(const char *path, struct cli_file *f);
+void cli_unmap(struct cli_file *f);
+
+/* Print s (len bytes) as a JSON string. */
+void cli_json_str(FILE *out, const void *s, size_t len);
+/* Print one value as JSON. */
+void cli_json_value(FILE *out, const struct dial9_value *v);
+/* Report a decoder error as "dial9: FILE: what at offset N". */
+void cli_decode_error(const char *path, int err, uint64_t off);
+
+int cmd_dump(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+
+#endif

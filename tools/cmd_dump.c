@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_dump.c - dial9 dump [--sorted] TRACE...: every event as one JSON
+ * line, in file order, or with --sorted in global time order across
+ * batches and segments.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct line {
+	uint64_t ts, seq;
+	char *text;
+	size_t len;
+};
+
+struct lines {
+	struct line *v;
+	size_t n, cap;
+};
+
+static void print_event(FILE *out, const struct dial9_record *r)
+{
+	const struct dial9_schema *s = r->schema;
+
+	fprintf(out, "{\"ts\":%llu,\"name\":", (unsigned long long)r->ts_ns);
+	cli_json_str(out, s->name, strlen(s->name));
+	fprintf(out, ",\"kind\":\"%s\",\"tid\":%u,\"thread\":",
+		dial9_kind_name(s->kind), r->tid);
+	cli_json_str(out, r->thread_name, strlen(r->thread_name));
+	fputs(",\"fields\":{", out);
+	for (uint32_t i = 0; i < s->nfields; i++) {
+		if (i)
+			fputc(',', out);
+		cli_json_str(out, s->fields[i].name, strlen(s->fields[i].name));
+		fputc(':', out);
+		cli_json_value(out, &r->values[i]);
+	}
+	fputs("}}\n", out);
+}
+
+static int keep(struct lines *ls, const struct dial9_record *r)
+{
+	struct line *l;
+	FILE *m;
+
+	if (ls->n == ls->cap) {
+		size_t nc = ls->cap ? ls->cap * 2 : 1024;
+		struct line *nv = realloc(ls->v, nc * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		ls->v = nv;
+		ls->cap = nc;
+	}
+	l = &ls->v[ls->n];
+	m = open_memstream(&l->text, &l->len);
+	if (!m)
+		return -ENOMEM;
+	print_event(m, r);
+	fclose(m);
+	l->ts = r->ts_ns;
+	l->seq = ls->n++;
+	return 0;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct line *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Decode one file; events go to stdout or into ls. 0 or an error. */
+static int dump_file(const char *path, struct lines *ls)
+{
+	struct cli_file f;
+	struct dial9_decoder *d;
+	struct dial9_record r;
+	int ret = cli_map(path, &f);
+
+	if (ret)
+		return ret;
+	ret = dial9_decoder_new(&d, f.data, f.len);
+	if (ret) {
+		cli_unmap(&f);
+		return ret;
+	}
+	while ((ret = dial9_decoder_next(d, &r)) == 1) {
+		if (r.kind != DIAL9_REC_EVENT)
+			continue;
+		if (ls) {
+			if ((ret = keep(ls, &r)))
+				break;
+		} else {
+			print_event(stdout, &r);
+		}
+	}
+	if (ret < 0)
+		cli_decode_error(path, ret, dial9_decoder_offset(d));
+	dial9_decoder_free(d);
+	cli_unmap(&f);
+	return ret;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	struct lines ls = { NULL, 0, 0 };
+	int sorted = 0, n, rc = 0, first = 1;
+	char **paths;
+
+	while (first < argc && argv[first][0] == '-') {
+		if (!strcmp(argv[first], "--sorted")) {
+			sorted = 1;
+		} else {
+			fprintf(stderr, "dial9 dump: unknown option %s\n"
+					"usage: dial9 dump [--sorted] TRACE...\n",
+				argv[first]);
+			return 2;
+		}
+		first++;
+	}
+	if (first == argc) {
+		fprintf(stderr, "usage: dial9 dump [--sorted] TRACE...\n");
+		return 2;
+	}
+	n = cli_collect(argc - first, argv + first, &paths);
+	if (n < 0)
+		return 1;
+	for (int i = 0; i < n; i++)
+		if (dump_file(paths[i], sorted ? &ls : NULL))
+			rc = 1;
+	if (sorted) {
+		qsort(ls.v, ls.n, sizeof(*ls.v), cmp_line);
+		for (size_t i = 0; i < ls.n; i++) {
+			fwrite(ls.v[i].text, 1, ls.v[i].len, stdout);
+			free(ls.v[i].text);
+		}
+		free(ls.v);
+	}
+	cli_free_paths(paths, n);
+	if (fflush(stdout))
+		rc = 1;
+	return rc;
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_info.c - dial9 info TRACE...: per segment its metadata, events by
+ * type, time range, batches and losses; then totals.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+struct type_count {
+	char *name;
+	uint64_t n;
+};
+
+struct summary {
+	struct type_count *types;
+	size_t ntypes;
+	uint64_t events, lost, batches, streams, bytes;
+	uint64_t first, last;
+	uint64_t mono, real; /* a clock sync pair, 0 if none */
+};
+
+static void count_type(struct summary *s, const char *name)
+{
+	for (size_t i = 0; i < s->ntypes; i++) {
+		if (!strcmp(s->types[i].name, name)) {
+			s->types[i].n++;
+			return;
+		}
+	}
+	s->types = realloc(s->types, (s->ntypes + 1) * sizeof(*s->types));
+	if (!s->types)
+		abort();
+	s->types[s->ntypes].name = strdup(name);
+	s->types[s->ntypes].n = 1;
+	s->ntypes++;
+}
+
+static void merge(struct summary *into, const struct summary *s)
+{
+	for (size_t i = 0; i < s->ntypes; i++)
+		for (uint64_t k = 0; k < s->types[i].n; k++)
+			count_type(into, s->types[i].name);
+	if (s->events && (!into->events || s->first < into->first))
+		into->first = s->first;
+	if (s->last > into->last)
+		into->last = s->last;
+	into->events += s->events;
+	into->lost += s->lost;
+	into->batches += s->batches;
+	into->streams += s->streams;
+	into->bytes += s->bytes;
+	if (!into->real && s->real) {
+		into->mono = s->mono;
+		into->real = s->real;
+	}
+}
+
+static void free_summary(struct summary *s)
+{
+	for (size_t i = 0; i < s->ntypes; i++)
+		free(s->types[i].name);
+	free(s->types);
+}
+
+static int cmp_type(const void *a, const void *b)
+{
+	const struct type_count *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void print_time(const char *label, uint64_t ts, const struct summary *s)
+{
+	printf("  %-8s %llu ns", label, (unsigned long long)ts);
+	if (s->real) {
+		int64_t wall = (int64_t)s->real + (int64_t)(ts - s->mono);
+		time_t sec = (time_t)(wall / 1000000000);
+		struct tm tm;
+		char buf[64];
+
+		gmtime_r(&sec, &tm);
+		strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+		printf("  (%s.%09lldZ)", buf, (long long)(wall % 1000000000));
+	}
+	printf("\n");
+}
+
+static void print_summary(const struct summary *s)
+{
+	printf("  events   %llu in %llu batches (%llu streams), %llu bytes",
+	       (unsigned long long)s->events, (unsigned long long)s->batches,
+	       (unsigned long long)s->streams, (unsigned long long)s->bytes);
+	if (s->events)
+		printf(", %.1f bytes/event", (double)s->bytes / (double)s->events);
+	printf("\n  lost     %llu events\n", (unsigned long long)s->lost);
+	if (s->events) {
+		print_time("first", s->first, s);
+		print_time("last", s->last, s);
+		printf("  span     %.6f s\n", (double)(s->last - s->first) / 1e9);
+	}
+	qsort(s->types, s->ntypes, sizeof(*s->types), cmp_type);
+	for (size_t i = 0; i < s->ntypes; i++)
+		printf("  %12llu  %s\n", (unsigned long long)s->types[i].n,
+		       s->types[i].name);
+}
+
+static int info_file(const char *path, struct summary *s)
+{
+	struct cli_file f;
+	struct dial9_decoder *d;
+	struct dial9_record r;
+	int ret = cli_map(path, &f);
+
+	if (ret)
+		return ret;
+	printf("%s\n", path);
+	s->bytes = f.len;
+	ret = dial9_decoder_new(&d, f.data, f.len);
+	if (ret) {
+		cli_unmap(&f);
+		return ret;
+	}
+	while ((ret = dial9_decoder_next(d, &r)) == 1) {
+		switch (r.kind) {
+		case DIAL9_REC_STREAM:
+			s->streams++;
+			break;
+		case DIAL9_REC_BATCH_END:
+			s->batches++;
+			break;
+		case DIAL9_REC_CLOCK_SYNC:
+			if (!s->real) {
+				s->mono = r.mono_ns;
+				s->real = r.real_ns;
+			}
+			break;
+		case DIAL9_REC_METADATA:
+			for (unsigned int i = 0; i < r.nkv; i++)
+				printf("  %.*s = %.*s\n", (int)r.kv[i].key_len,
+				       r.kv[i].key, (int)r.kv[i].value_len,
+				       r.kv[i].value);
+			break;
+		case DIAL9_REC_EVENT:
+			if (!s->events || r.ts_ns < s->first)
+				s->first = r.ts_ns;
+			if (r.ts_ns > s->last)
+				s->last = r.ts_ns;
+			s->events++;
+			count_type(s, r.schema->name);
+			if (!strcmp(r.schema->name, "dial9.lost")) {
+				const struct dial9_value *v =
+					dial9_record_field(&r, "events");
+
+				if (v && v->type == DIAL9_U64)
+					s->lost += v->u64;
+			}
+			break;
+		}
+	}
+	if (ret < 0)
+		cli_decode_error(path, ret, dial9_decoder_offset(d));
+	dial9_decoder_free(d);
+	cli_unmap(&f);
+	return ret;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	struct summary total = { 0 };
+	char **paths;
+	int n, rc = 0;
+
+	if (argc < 2 || argv[1][0] == '-') {
+		fprintf(stderr, "usage: dial9 info TRACE...\n");
+		return 2;
+	}
+	n = cli_collect(argc - 1, argv + 1, &paths);
+	if (n < 0)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		struct summary s = { 0 };
+
+		if (info_file(paths[i], &s))
+			rc = 1;
+		print_summary(&s);
+		merge(&total, &s);
+		free_summary(&s);
+	}
+	if (n > 1) {
+		printf("total: %d files\n", n);
+		print_summary(&total);
+	}
+	free_summary(&total);
+	cli_free_paths(paths, n);
+	return rc;
+}

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dial9.c - the dial9 command: one subcommand per file (cmd_*.c),
+ * built only on the public library API.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} cmds[] = {
+	{ "dump", cmd_dump, "dump [--sorted] TRACE...  events as JSON lines" },
+	{ "info", cmd_info, "info TRACE...            metadata, counts, time range, losses" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: dial9 COMMAND [ARGS]\n\n"
+		     "TRACE is a segment file or a directory searched for them.\n\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(out, "  dial9 %s\n", cmds[i].help);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("dial9 %s\n", DIAL9_VERSION_STRING);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "dial9: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
+
+/* ---- shared helpers ---- */
+
+static int is_segment(const char *name)
+{
+	size_t n = strlen(name);
+
+	return (n > 6 && !strcmp(name + n - 6, ".dial9")) ||
+	       (n > 13 && !strcmp(name + n - 13, ".dial9.active"));
+}
+
+static int add_path(char ***v, int *n, const char *p)
+{
+	char **nv = realloc(*v, (size_t)(*n + 1) * sizeof(char *));
+
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	nv[*n] = strdup(p);
+	if (!nv[*n])
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+static int walk(const char *dir, char ***v, int *n, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int ret = 0;
+
+	if (!d)
+		return -errno;
+	while (!ret && (de = readdir(d))) {
+		char p[4096];
+		struct stat st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		if (stat(p, &st))
+			continue;
+		if (S_ISDIR(st.st_mode) && depth < 8)
+			ret = walk(p, v, n, depth + 1);
+		else if (S_ISREG(st.st_mode) && is_segment(de->d_name))
+			ret = add_path(v, n, p);
+	}
+	closedir(d);
+	return ret;
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cli_collect(int argc, char **argv, char ***paths)
+{
+	char **v = NULL;
+	int n = 0;
+
+	for (int i = 0; i < argc; i++) {
+		struct stat st;
+		int ret, before = n;
+
+		if (stat(argv[i], &st)) {
+			fprintf(stderr, "dial9: %s: %s\n", argv[i], strerror(errno));
+			cli_free_paths(v, n);
+			return -ENOENT;
+		}
+		ret = S_ISDIR(st.st_mode) ? walk(argv[i], &v, &n, 0) :
+					    add_path(&v, &n, argv[i]);
+		if (ret) {
+			fprintf(stderr, "dial9: %s: %s\n", argv[i], strerror(-ret));
+			cli_free_paths(v, n);
+			return ret;
+		}
+		if (S_ISDIR(st.st_mode))
+			qsort(v + before, (size_t)(n - before), sizeof(char *),
+			      cmp_path);
+	}
+	*paths = v;
+	return n;
+}
+
+void cli_free_paths(char **paths, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+int cli_map(const char *path, struct cli_file *f)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	f->path = (char *)path;
+	f->data = NULL;
+	f->len = 0;
+	if (fd < 0 || fstat(fd, &st)) {
+		int ret = -errno;
+
+		fprintf(stderr, "dial9: %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return ret;
+	}
+	if (st.st_size > 0) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+			       fd, 0);
+
+		if (m == MAP_FAILED) {
+			int ret = -errno;
+
+			fprintf(stderr, "dial9: %s: %s\n", path, strerror(errno));
+			close(fd);
+			return ret;
+		}
+		f->data = m;
+		f->len = (size_t)st.st_size;
+	}
+	close(fd);
+	return 0;
+}
+
+void cli_unmap(struct cli_file *f)
+{
+	if (f->data)
+		munmap((void *)f->data, f->len);
+}
+
+void cli_json_str(FILE *out, const void *s, size_t len)
+{
+	const uint8_t *p = s;
+
+	fputc('"', out);
+	for (size_t i = 0; i < len; i++) {
+		uint8_t c = p[i];
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", out);
+		else if (c == '\t')
+			fputs("\\t", out);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+void cli_json_value(FILE *out, const struct dial9_value *v)
+{
+	switch (v->type) {
+	case DIAL9_U64:
+		fprintf(out, "%llu", (unsigned long long)v->u64);
+		break;
+	case DIAL9_I64:
+		fprintf(out, "%lld", (long long)v->i64);
+		break;
+	case DIAL9_BOOL:
+		fputs(v->b ? "true" : "false", out);
+		break;
+	case DIAL9_F64:
+		if (isfinite(v->f64))
+			fprintf(out, "%.17g", v->f64);
+		else
+			fputs("null", out);
+		break;
+	case DIAL9_STR:
+	case DIAL9_ISTR:
+		cli_json_str(out, v->str.ptr, v->str.len);
+		break;
+	case DIAL9_BYTES: {
+		const uint8_t *b = v->str.ptr;
+
+		fputc('"', out);
+		for (size_t i = 0; i < v->str.len; i++)
+			fprintf(out, "%02x", b[i]);
+		fputc('"', out);
+		break;
+	}
+	default:
+		fputs("null", out); /* a type from a newer writer */
+	}
+}
+
+void cli_decode_error(const char *path, int err, uint64_t off)
+{
+	fprintf(stderr, "dial9: %s: %s at offset %llu\n", path,
+		dial9_strerror(err), (unsigned long long)off);
+}
