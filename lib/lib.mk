@@ -128,6 +128,7 @@ test-lib: lib $(if $(TOOL_SRCS),tools) $(LIB_TEST_BINS) fuzz-build
 		mkdir -p $(FUZZ_B)/corpus/$$(basename $$f); \
 		$$f -max_total_time=$(LIB_FUZZ_SECS) -timeout=10 -rss_limit_mb=1024 \
 			-print_final_stats=1 $(FUZZ_B)/corpus/$$(basename $$f) \
+			$$(ls -d tests/fuzz/seeds/$$(basename $$f) 2>/dev/null) \
 			2>$(FUZZ_B)/$$(basename $$f).log \
 			|| { tail -40 $(FUZZ_B)/$$(basename $$f).log; rc=1; }; \
 		grep -h 'stat::number_of_executed_units' \
@@ -153,6 +154,7 @@ fuzz: fuzz-build
 		echo "--- $$f ($(FUZZ_SECS) s)"; \
 		$$f -max_total_time=$(FUZZ_SECS) -timeout=10 -rss_limit_mb=1024 \
 			-print_final_stats=1 $(FUZZ_B)/corpus/$$(basename $$f) \
+			$$(ls -d tests/fuzz/seeds/$$(basename $$f) 2>/dev/null) \
 			|| exit 1; \
 	done
 
