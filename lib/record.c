@@ -30,7 +30,8 @@ struct d9_rec_shared d9_rs = {
 };
 volatile int dial9__active;
 
-static __thread struct d9_thread *d9_self;
+static __thread struct d9_thread *d9_self
+	__attribute__((tls_model("initial-exec")));
 static pthread_key_t thread_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
@@ -38,6 +39,9 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 struct reg_entry {
 	uint8_t *frame; /* the encoded schema frame */
 	uint32_t len;
+	uint32_t need;  /* worst-case event size without string bytes */
+	bool var;       /* has STR, BYTES or ISTR fields */
+	bool istr;      /* has ISTR fields */
 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -108,6 +112,18 @@ uint32_t d9_register(struct dial9_event_type *t)
 		reg[reg_next].len = (uint32_t)(r + plen - f);
 	}
 	free(pl);
+	reg[reg_next].need = 1 + 3 + D9_MAX_VARINT + 10;
+	for (unsigned int i = 0; i < t->nfields; i++) {
+		uint8_t ft = t->fields[i].type;
+
+		reg[reg_next].need += (uint32_t)d9_value_max(ft, 0);
+		if (ft == DIAL9_ISTR) {
+			reg[reg_next].need += 1 + 3 * D9_MAX_VARINT;
+			reg[reg_next].istr = true;
+		}
+		if (ft == DIAL9_ISTR || D9_WIRE(ft) == D9_W_LEN)
+			reg[reg_next].var = true;
+	}
 	reg[reg_next].frame = f;
 	id = reg_next++;
 	__atomic_store_n(&t->id, id, __ATOMIC_RELEASE);
@@ -365,9 +381,10 @@ void dial9__emit(struct dial9_event_type *t, const struct dial9_value *v,
 {
 	uint32_t id = __atomic_load_n(&t->id, __ATOMIC_ACQUIRE);
 	uint32_t sids[D9_MAX_FIELDS];
+	const struct reg_entry *re;
 	struct d9_thread *th;
 	struct d9_cursor *c;
-	size_t need = 1 + 3 + D9_MAX_VARINT + 10;
+	size_t need;
 	uint64_t ts;
 	uint8_t *p;
 
@@ -375,22 +392,27 @@ void dial9__emit(struct dial9_event_type *t, const struct dial9_value *v,
 		goto invalid;
 	if (D9_UNLIKELY(n != t->nfields))
 		goto invalid;
+	re = &reg[id];
+	need = re->need;
 	for (unsigned int i = 0; i < n; i++) {
 		uint8_t ft = t->fields[i].type;
 
 		if (D9_UNLIKELY(v[i].type != ft) &&
 		    !(ft == DIAL9_ISTR && v[i].type == DIAL9_STR))
 			goto invalid;
-		need += d9_value_max(ft, v[i].str.len);
-		if (ft == DIAL9_ISTR)
-			need += 1 + 3 * D9_MAX_VARINT + v[i].str.len;
 	}
+	if (re->var)
+		for (unsigned int i = 0; i < n; i++)
+			if (t->fields[i].type == DIAL9_ISTR ||
+			    D9_WIRE(t->fields[i].type) == D9_W_LEN)
+				need += v[i].str.len * (t->fields[i].type ==
+							DIAL9_ISTR ? 2 : 1);
 	th = self();
 	if (D9_UNLIKELY(!th))
 		return;
 	enter(th);
 	if (!(th->schema_sent[id / 64] & (1ull << (id % 64))))
-		need += reg[id].len;
+		need += re->len;
 	c = reserve(th, need);
 	if (D9_UNLIKELY(!c)) {
 		count_lost(1);
@@ -398,13 +420,15 @@ void dial9__emit(struct dial9_event_type *t, const struct dial9_value *v,
 		return;
 	}
 	if (!(th->schema_sent[id / 64] & (1ull << (id % 64)))) {
-		memcpy(c->p, reg[id].frame, reg[id].len);
-		c->p += reg[id].len;
+		memcpy(c->p, re->frame, re->len);
+		c->p += re->len;
 		th->schema_sent[id / 64] |= 1ull << (id % 64);
 	}
-	for (unsigned int i = 0; i < n; i++)
-		if (t->fields[i].type == DIAL9_ISTR)
-			sids[i] = intern(th, c, v[i].str.ptr, v[i].str.len);
+	if (re->istr)
+		for (unsigned int i = 0; i < n; i++)
+			if (t->fields[i].type == DIAL9_ISTR)
+				sids[i] = intern(th, c, v[i].str.ptr,
+						 v[i].str.len);
 	ts = d9_now();
 	p = c->p;
 	if (D9_UNLIKELY(ts < c->ts_base || ts - c->ts_base > D9_MAX_DELTA)) {

@@ -1,0 +1,140 @@
+#!/bin/sh
+# Inside the benchmark VM (busybox sh, PID 1's child): the cost of
+# scheduler tracing per context switch, and where each tracer starts to
+# lose records.  Prints one line per run, parsed on the host by
+# bench/kmod/sched-table.sh:
+#
+#   BENCH part=cost|loss wl=WORKLOAD cfg=CONFIG pairs=P rep=R ns_per_rt=T events=E lost=L
+#
+#   sched.sh cost ROUNDS REPS       one vCPU, under -icount
+#   sched.sh loss ROUNDS PAIRS...   two vCPUs; ROUNDS round trips per pair
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing
+cd /tmp || exit 1
+part=$1
+rounds=$2
+shift 2
+
+# A runqlat-style bpftrace script (written for this benchmark): time from
+# wake-up to switch-in per task, as a log2 histogram; counts its events.
+cat >/tmp/runqlat.bt <<'BT'
+tracepoint:sched:sched_wakeup, tracepoint:sched:sched_wakeup_new
+{
+	@qtime[args->pid] = nsecs;
+	@events = count();
+}
+tracepoint:sched:sched_switch
+{
+	@events = count();
+	if (args->prev_state == 0) {
+		@qtime[args->prev_pid] = nsecs;
+	}
+	$ns = @qtime[args->next_pid];
+	if ($ns) {
+		@usecs = hist((nsecs - $ns) / 1000);
+	}
+	delete(@qtime[args->next_pid]);
+}
+END
+{
+	printf("bpftrace events=%d\n", @events);
+	clear(@qtime);
+	clear(@events);
+}
+BT
+
+num() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" "$2" | tail -n 1; }
+
+# Workload command for: WL PAIRS
+wlcmd() {
+	case $1 in
+	pingpong) echo "dial9-pingpong -p $2 -n $rounds" ;;
+	perfbench) echo "perf bench sched pipe -l $rounds" ;;
+	esac
+}
+
+# The workload's own time per round trip, from its output in /tmp/out.
+rt_ns() {
+	case $1 in
+	pingpong) num ns_per_rt /tmp/out ;;
+	# perf bench prints "N usecs/op"
+	perfbench) awk '/usecs\/op/ { printf "%.1f", $1 * 1000 }' /tmp/out ;;
+	esac
+}
+
+# One run: WL CFG PAIRS REP
+run() {
+	wl=$1 cfg=$2 pairs=$3 rep=$4
+	cmd=$(wlcmd "$wl" "$pairs")
+	events=0 lost=0
+	rm -f /tmp/out /tmp/err /tmp/perf.data /tmp/trace.dat* /tmp/d9.raw
+	case $cfg in
+	none)
+		$cmd >/tmp/out 2>/tmp/err ;;
+	dial9-self)
+		$cmd -s >/tmp/out 2>/tmp/err
+		events=$(num read /tmp/out); lost=$(num lost /tmp/out) ;;
+	dial9-proc)
+		dial9-record -o /tmp/d9.raw -- $cmd >/tmp/out 2>/tmp/err
+		events=$(num read /tmp/err); lost=$(num lost /tmp/err) ;;
+	dial9-sys)
+		dial9-record -a -o /tmp/d9.raw -- $cmd >/tmp/out 2>/tmp/err
+		events=$(num read /tmp/err); lost=$(num lost /tmp/err) ;;
+	perf-sched)
+		perf sched record -o /tmp/perf.data -- $cmd >/tmp/out 2>/tmp/err
+		perf report -i /tmp/perf.data --stats >/tmp/stats 2>&1
+		events=$(awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }' /tmp/stats)
+		lost=$(awk '$1 == "LOST_SAMPLES" && $2 == "events:" { s += $3 }
+			$1 == "LOST" && $2 == "events:" { s += $3 } END { print s + 0 }' /tmp/stats)
+		;;
+	trace-cmd)
+		trace-cmd record -q -e sched_switch -e sched_wakeup -e sched_waking \
+			-o /tmp/trace.dat $cmd >/tmp/out 2>/tmp/err
+		events=$(trace-cmd report -q -i /tmp/trace.dat 2>/dev/null |
+			grep -c -E 'sched_(switch|wakeup|waking):')
+		# buffer stats printed by record: "overrun: N" per CPU
+		lost=$(awk '/^overrun:/ { s += $2 } END { print s + 0 }' /tmp/out /tmp/err)
+		;;
+	bpftrace)
+		bpftrace -c "$cmd" /tmp/runqlat.bt >/tmp/out 2>/tmp/err
+		events=$(num "bpftrace events" /tmp/out); lost=n/a ;;
+	esac
+	ns=$(rt_ns "$wl")
+	if [ -z "$ns" ]; then
+		echo "BENCH-ERROR wl=$wl cfg=$cfg pairs=$pairs rep=$rep"
+		sed 's/^/# /' /tmp/out /tmp/err | tail -n 20
+		return
+	fi
+	echo "BENCH part=$part wl=$wl cfg=$cfg pairs=$pairs rep=$rep ns_per_rt=$ns events=${events:-0} lost=${lost:-0}"
+}
+
+# Which configurations run, and on which workload.
+have() { command -v "$1" >/dev/null 2>&1; }
+cfgs="none dial9-self dial9-proc dial9-sys perf-sched trace-cmd bpftrace"
+have bpftrace || cfgs=${cfgs% bpftrace}
+
+case $part in
+cost)
+	reps=$1
+	# Warm-up: the first run of each tool pays for page faults on its
+	# binary and, for bpftrace, for compiling the script.
+	for cfg in $cfgs; do run pingpong "$cfg" 1 0 >/dev/null; done
+	r=1
+	while [ "$r" -le "$reps" ]; do
+		for cfg in $cfgs; do run pingpong "$cfg" 1 "$r"; done
+		for cfg in $cfgs; do
+			[ "$cfg" = dial9-self ] && continue
+			run perfbench "$cfg" 1 "$r"
+		done
+		r=$((r + 1))
+	done
+	;;
+loss)
+	for p in "$@"; do
+		for cfg in dial9-self dial9-proc dial9-sys perf-sched trace-cmd; do
+			run pingpong "$cfg" "$p" 1
+		done
+	done
+	;;
+esac
