@@ -188,7 +188,7 @@ int main(int argc, char **argv)
 {
 	static struct dial9_ring_ctrl *ctrl[MAX_CPUS];
 	static unsigned char *data[MAX_CPUS];
-	struct dial9_config cfg = { .size = sizeof(cfg),
+	struct dial9_session_config cfg = { .size = sizeof(cfg),
 				    .ring_size = 1 << 20 };
 	struct dial9_version v;
 	pthread_t th, wa, wb;

@@ -135,10 +135,10 @@ static int dial9_get_struct(void *dst, size_t ksize, size_t min,
 
 static int dial9_ioc_configure(struct dial9_session *s, void __user *arg)
 {
-	struct dial9_config cfg;
+	struct dial9_session_config cfg;
 	int ret;
 
-	ret = dial9_get_struct(&cfg, sizeof(cfg), DIAL9_CONFIG_SIZE_VER0, arg);
+	ret = dial9_get_struct(&cfg, sizeof(cfg), DIAL9_SESSION_CONFIG_SIZE_VER0, arg);
 	if (ret)
 		return ret;
 	if (cfg.flags & ~DIAL9_CFG_ALL || cfg.events & ~DIAL9_EV_ALL ||
@@ -212,12 +212,12 @@ static int dial9_ioc_add_target(struct dial9_session *s, void __user *arg)
 
 static int dial9_ioc_get_stats(struct dial9_session *s, void __user *arg)
 {
-	struct dial9_stats st;
+	struct dial9_ring_stats st;
 	struct dial9_ring *r;
 	u32 usize;
 	int ret;
 
-	ret = dial9_get_struct(&st, sizeof(st), DIAL9_STATS_SIZE_VER0, arg);
+	ret = dial9_get_struct(&st, sizeof(st), DIAL9_RING_STATS_SIZE_VER0, arg);
 	if (ret)
 		return ret;
 	usize = st.size;

@@ -28,9 +28,9 @@ static_assert(sizeof(struct dial9_ring_ctrl) == 128);
 static_assert(offsetof(struct dial9_ring_ctrl, tail) == 64);
 static_assert(sizeof(struct dial9_ring_ctrl) <= PAGE_SIZE);
 static_assert(sizeof(struct dial9_version) == 40);
-static_assert(sizeof(struct dial9_config) == DIAL9_CONFIG_SIZE_VER0);
+static_assert(sizeof(struct dial9_session_config) == DIAL9_SESSION_CONFIG_SIZE_VER0);
 static_assert(sizeof(struct dial9_target) == DIAL9_TARGET_SIZE_VER0);
-static_assert(sizeof(struct dial9_stats) == DIAL9_STATS_SIZE_VER0);
+static_assert(sizeof(struct dial9_ring_stats) == DIAL9_RING_STATS_SIZE_VER0);
 
 struct dial9_ring *dial9_ring_alloc(u32 size, int cpu)
 {

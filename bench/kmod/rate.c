@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 {
 	int pairs = argc > 1 ? atoi(argv[1]) : 1;
 	int secs = argc > 2 ? atoi(argv[2]) : 2;
-	struct dial9_config cfg = { .size = sizeof(cfg) };
+	struct dial9_session_config cfg = { .size = sizeof(cfg) };
 	struct dial9_version v;
 	pthread_t rd, th[2 * 64];
 	uint64_t lost = 0, t0, t1;

@@ -42,7 +42,7 @@ TEST_F(session, unknown_ioctl_is_enotty)
 
 TEST_F(session, config_reserved_must_be_zero)
 {
-	struct dial9_config c = { .size = sizeof(c) };
+	struct dial9_session_config c = { .size = sizeof(c) };
 
 	c.reserved[1] = 1;
 	EXPECT_EQ(-EINVAL, d9_ioctl(self->d.fd, DIAL9_IOC_CONFIGURE, &c));
@@ -57,7 +57,7 @@ TEST_F(session, config_reserved_must_be_zero)
 TEST_F(session, config_bad_size)
 {
 	struct {
-		struct dial9_config c;
+		struct dial9_session_config c;
 		uint64_t future[4];
 	} big;
 
@@ -91,7 +91,7 @@ TEST_F(session, config_ring_size)
 
 TEST_F(session, stats_checks)
 {
-	struct dial9_stats st;
+	struct dial9_ring_stats st;
 
 	ASSERT_EQ(0, d9_stats(&self->d, 0, &st));
 	EXPECT_EQ(DIAL9_RING_DEFAULT_SIZE, st.ring_size);

@@ -31,9 +31,9 @@ _Static_assert(sizeof(struct dial9_rec_migrate) == 32, "migrate");
 _Static_assert(sizeof(struct dial9_rec_exit) == 24, "exit");
 _Static_assert(sizeof(struct dial9_rec_comm) == 40, "comm");
 _Static_assert(sizeof(struct dial9_ring_ctrl) == 128, "ctrl");
-_Static_assert(sizeof(struct dial9_config) == DIAL9_CONFIG_SIZE_VER0, "cfg");
+_Static_assert(sizeof(struct dial9_session_config) == DIAL9_SESSION_CONFIG_SIZE_VER0, "cfg");
 _Static_assert(sizeof(struct dial9_target) == DIAL9_TARGET_SIZE_VER0, "tgt");
-_Static_assert(sizeof(struct dial9_stats) == DIAL9_STATS_SIZE_VER0, "stats");
+_Static_assert(sizeof(struct dial9_ring_stats) == DIAL9_RING_STATS_SIZE_VER0, "stats");
 
 #define D9_MAX_CPUS 64
 
@@ -98,7 +98,7 @@ static inline int d9_open(struct d9 *d)
 static inline int d9_configure(struct d9 *d, uint32_t flags,
 			       uint32_t ring_size, uint32_t events)
 {
-	struct dial9_config c = {
+	struct dial9_session_config c = {
 		.size = sizeof(c), .flags = flags,
 		.ring_size = ring_size, .events = events,
 	};
@@ -155,7 +155,7 @@ static inline int d9_disable(struct d9 *d)
 	return d9_ioctl(d->fd, DIAL9_IOC_DISABLE, NULL);
 }
 
-static inline int d9_stats(struct d9 *d, int cpu, struct dial9_stats *st)
+static inline int d9_stats(struct d9 *d, int cpu, struct dial9_ring_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->size = sizeof(*st);

@@ -52,7 +52,7 @@ TEST(tiny_unread_ring_counts_lost)
 {
 	struct sleeper s = { .rounds = 1000 };
 	struct d9_recs recs = { 0 };
-	struct dial9_stats st;
+	struct dial9_ring_stats st;
 	uint64_t written = 0, lost = 0, expect;
 	int lost_recs, in_ring;
 	pthread_t t;
@@ -97,7 +97,7 @@ TEST(lost_record_precedes_next_record)
 	struct sleeper s = { .rounds = 300 };
 	struct d9_recs recs = { 0 };
 	const struct dial9_rec_header *first;
-	struct dial9_stats st;
+	struct dial9_ring_stats st;
 	uint64_t lost_before;
 	pthread_t t;
 	struct d9 d;

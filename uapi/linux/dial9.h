@@ -73,12 +73,12 @@ struct dial9_version {
 	__u64 reserved[2];	/* zero */
 };
 
-/* dial9_config.flags */
+/* dial9_session_config.flags */
 #define DIAL9_CFG_SYSTEM_WIDE	(1U << 0)	/* every task: CAP_PERFMON */
 #define DIAL9_CFG_NO_SELF	(1U << 1)	/* do not target the opener */
 #define DIAL9_CFG_ALL		(DIAL9_CFG_SYSTEM_WIDE | DIAL9_CFG_NO_SELF)
 
-/* dial9_config.events: which records to write (0 means all). */
+/* dial9_session_config.events: which records to write (0 means all). */
 #define DIAL9_EV_SWITCH		(1U << 0)
 #define DIAL9_EV_WAKING		(1U << 1)
 #define DIAL9_EV_WAKEUP		(1U << 2)
@@ -95,14 +95,14 @@ struct dial9_version {
  * The ioctl number is matched without its size bits.  Allowed once, before
  * the rings are mapped or the session enabled (-EBUSY after).
  */
-struct dial9_config {
-	__u32 size;		/* sizeof(struct dial9_config) */
+struct dial9_session_config {
+	__u32 size;		/* sizeof(struct dial9_session_config) */
 	__u32 flags;		/* DIAL9_CFG_* */
 	__u32 ring_size;	/* data bytes per CPU, power of two; 0: default */
 	__u32 events;		/* DIAL9_EV_* mask; 0: all */
 	__u64 reserved[2];	/* zero */
 };
-#define DIAL9_CONFIG_SIZE_VER0	32
+#define DIAL9_SESSION_CONFIG_SIZE_VER0	32
 
 /* dial9_target.flags */
 #define DIAL9_TARGET_CHILDREN	(1U << 0)	/* also processes it forks */
@@ -117,8 +117,8 @@ struct dial9_target {
 #define DIAL9_TARGET_SIZE_VER0	16
 
 /* Counters of one CPU's ring; set cpu, the kernel fills in the rest. */
-struct dial9_stats {
-	__u32 size;		/* sizeof(struct dial9_stats) */
+struct dial9_ring_stats {
+	__u32 size;		/* sizeof(struct dial9_ring_stats) */
 	__u32 cpu;
 	__u64 written;		/* records written (LOST and PAD not counted) */
 	__u64 lost;		/* records dropped because the ring was full */
@@ -126,16 +126,16 @@ struct dial9_stats {
 	__u64 targets_dropped;	/* children not followed: target table full */
 	__u64 reserved[3];
 };
-#define DIAL9_STATS_SIZE_VER0	64
+#define DIAL9_RING_STATS_SIZE_VER0	64
 
 /* The ioctl table, sorted by number. */
 #define DIAL9_IOC_MAGIC		0xd9
 #define DIAL9_IOC_GET_VERSION	_IOR(DIAL9_IOC_MAGIC, 0x00, struct dial9_version)
-#define DIAL9_IOC_CONFIGURE	_IOW(DIAL9_IOC_MAGIC, 0x01, struct dial9_config)
+#define DIAL9_IOC_CONFIGURE	_IOW(DIAL9_IOC_MAGIC, 0x01, struct dial9_session_config)
 #define DIAL9_IOC_ADD_TARGET	_IOW(DIAL9_IOC_MAGIC, 0x02, struct dial9_target)
 #define DIAL9_IOC_ENABLE	_IO(DIAL9_IOC_MAGIC, 0x03)
 #define DIAL9_IOC_DISABLE	_IO(DIAL9_IOC_MAGIC, 0x04)
-#define DIAL9_IOC_GET_STATS	_IOWR(DIAL9_IOC_MAGIC, 0x05, struct dial9_stats)
+#define DIAL9_IOC_GET_STATS	_IOWR(DIAL9_IOC_MAGIC, 0x05, struct dial9_ring_stats)
 
 /*
  * The control page of one CPU's ring.  The first cache line is written by
