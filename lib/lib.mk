@@ -75,7 +75,10 @@ install-lib: lib tools
 		$(DESTDIR)$(LIBDIR)/libdial9.so.$(LIB_SOMAJOR)
 	ln -sf libdial9.so.$(LIB_SOMAJOR) $(DESTDIR)$(LIBDIR)/libdial9.so
 	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
-	install -m 0644 $(LIB_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+		lib/dial9.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/dial9.pc
+	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/dial9.pc
 	install -m 0644 lib/include/dial9.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 0755 $(BUILD)/tools/dial9 $(DESTDIR)$(BINDIR)/
 
