@@ -305,6 +305,7 @@ bool d9_segw_rotation_due(struct d9_segw *w, uint64_t now)
 static void try_reopen(struct d9_segw *w)
 {
 	uint64_t now = d9_clock_gettime_ns();
+	bool existed;
 	int ret;
 
 	if (now < w->next_retry_ns)
@@ -314,6 +315,7 @@ static void try_reopen(struct d9_segw *w)
 		close(w->fd);
 		w->fd = -1;
 	}
+	existed = !access(w->dir, F_OK);
 	ret = mkdirs(w->dir);
 	if (!ret) {
 		if (w->lockfd >= 0)
@@ -329,9 +331,11 @@ static void try_reopen(struct d9_segw *w)
 		return;
 	}
 	w->broken = false;
-	/* segments sealed before the fault may be gone: rescan lazily */
-	w->nsealed = 0;
-	w->sealed_bytes = 0;
+	if (!existed) {
+		/* the directory was deleted with the segments in it */
+		w->nsealed = 0;
+		w->sealed_bytes = 0;
+	}
 	healthy(w);
 }
 

@@ -160,7 +160,8 @@ static void info_summary(void **state)
 	out = run(args, 0, &status);
 	assert_int_equal(status, 0);
 	assert_non_null(strstr(out, "service = clitest"));
-	assert_non_null(strstr(out, "io_backend = io_uring"));
+	assert_true(strstr(out, "io_backend = io_uring") ||
+		    strstr(out, "io_backend = pwrite"));
 	assert_non_null(strstr(out, "total: 2 files"));
 	assert_non_null(strstr(out, "           100  cli.ev"));
 	assert_non_null(strstr(out, "  lost     0 events"));
