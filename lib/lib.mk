@@ -82,7 +82,8 @@ install-lib: lib tools
 	install -m 0644 lib/include/dial9.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 0755 $(BUILD)/tools/dial9 $(DESTDIR)$(BINDIR)/
 
-# ---- the CLI: only the public header and the static library ----------------
+# ---- the CLI: the public headers (<dial9.h>, <linux/dial9.h>) and the static
+# library; every tools/*.c is part of the one dial9 binary ------------------
 TOOL_SRCS := $(wildcard tools/*.c)
 TOOL_HDRS := $(wildcard tools/*.h)
 
@@ -90,7 +91,7 @@ tools: $(BUILD)/tools/dial9
 
 $(BUILD)/tools/dial9: $(TOOL_SRCS) $(TOOL_HDRS) lib/include/dial9.h $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -Ilib/include \
+	$(CC) -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -Ilib/include -Iuapi \
 		-o $@ $(TOOL_SRCS) $(LIB_A) $(LIB_LDLIBS)
 
 # ---- tests -------------------------------------------------------------------
