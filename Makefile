@@ -56,12 +56,16 @@ $(BUILD)/tests/vm/exit: tests/vm/exit.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -static -o $@ $<
 
-vm-payload: module $(KTESTS) $(BUILD)/tests/vm/exit examples
+# libdial9 with dial9.ko: static test programs and a static dial9 command.
+SCHED_TESTS := $(patsubst tests/sched/%.c,$(BUILD)/tests/sched/%,$(wildcard tests/sched/*_test.c))
+VM_DIAL9 := $(BUILD)/vm-bin/dial9
+
+vm-payload: module $(KTESTS) $(SCHED_TESTS) $(VM_DIAL9) $(BUILD)/tests/vm/exit examples
 
 test-kmod: deps vm-payload
 	tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module dial9.ko \
-		--tests "$(KTESTS)" --example $(BUILD)/examples/dial9-read \
-		--out $(BUILD)/vm
+		--tests "$(KTESTS) $(SCHED_TESTS)" --file $(VM_DIAL9) \
+		--example $(BUILD)/examples/dial9-read --out $(BUILD)/vm
 
 # The main job end to end: the module in a VM, a program under contention
 # recording itself through /dev/dial9, and its scheduling-delay report.
@@ -81,6 +85,16 @@ check: deps
 ifneq ($(wildcard lib/lib.mk),)
 include lib/lib.mk
 endif
+
+$(BUILD)/tests/sched/%: tests/sched/%.c $(LIB_A) lib/include/dial9.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $(KTEST_CFLAGS) -Ilib/include -static -pthread \
+		-o $@ $< $(LIB_A) -luring
+
+$(VM_DIAL9): $(TOOL_SRCS) $(TOOL_HDRS) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -Ilib/include -Iuapi \
+		-static -pthread -o $@ $(TOOL_SRCS) $(LIB_A) -luring
 
 test: deps
 	$(MAKE) all

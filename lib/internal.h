@@ -186,6 +186,8 @@ struct d9_seg_opts {
 	uint64_t max_disk;
 	uint64_t max_file;
 	int io_backend;
+	const char *sched_backend; /* segment metadata */
+	const char *sched_note;    /* why not dial9.ko, or "" */
 };
 int d9_segw_open(struct d9_segw **out, const struct d9_seg_opts *o);
 /* Append n batches (each a whole stream). Never blocks on a fault:

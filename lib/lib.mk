@@ -25,7 +25,7 @@ LIB_SOMAJOR := 0
 LIB_B := $(BUILD)/lib
 LIB_SRCS := $(wildcard lib/*.c)
 LIB_HDRS := lib/include/dial9.h $(wildcard lib/*.h)
-LIB_CPPFLAGS := -D_GNU_SOURCE -Ilib/include -Ilib
+LIB_CPPFLAGS := -D_GNU_SOURCE -Ilib/include -Ilib -Iuapi
 LIB_CFLAGS := -std=gnu11 -O2 -g $(WARN) -pthread
 LIB_LDLIBS := -luring -pthread
 

@@ -23,6 +23,7 @@
 
 #include "internal.h"
 #include "wire.h"
+#include "ktrace.h"
 
 #define MIB (1024ull * 1024)
 #define DRAIN_INTERVAL_NS 1000000000ull
@@ -41,7 +42,19 @@ struct recorder {
 	bool rotate_req;
 	uint64_t lost_reported;
 	struct dial9_encoder *enc; /* the flush thread's own events */
+	struct dial9_ksched *ks;   /* the kernel's scheduler records */
+	struct d9_ktrace kt;
+	uint64_t sched_events;
+	int sched_error;
+	char sched_backend[16];
+	char sched_note[512];
 };
+
+/*
+ * Kernel records are released to the trace once they are this old: a CPU
+ * can publish a record a little after a later one from another CPU.
+ */
+#define KSCHED_HORIZON_NS 2000000ull
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct recorder *g_rec;
@@ -81,6 +94,7 @@ void dial9_config_init(struct dial9_config *c)
 	c->collector_batches = 1024;
 	c->io_backend = DIAL9_IO_AUTO;
 	c->clock = DIAL9_CLOCK_AUTO;
+	c->sched = DIAL9_SCHED_AUTO;
 }
 
 static int parse_bool(const char *s)
@@ -173,6 +187,15 @@ int dial9_config_from_env(struct dial9_config *c)
 		c->flush_interval_ms = (uint32_t)v;
 	if (env_u64("DIAL9_COLLECTOR_BATCHES", 1, 1u << 20, &v))
 		c->collector_batches = (uint32_t)v;
+	if ((s = getenv("DIAL9_SCHED_ENABLED"))) {
+		int on = parse_bool(s);
+
+		if (on < 0)
+			d9_log("DIAL9_SCHED_ENABLED=\"%s\" is not a boolean; "
+			       "using the default (on)", s);
+		else
+			c->sched = on ? DIAL9_SCHED_AUTO : DIAL9_SCHED_OFF;
+	}
 	env_choice("DIAL9_IO_BACKEND", io, 3, &c->io_backend);
 	env_choice("DIAL9_CLOCK", clk, 3, &c->clock);
 	if (c->max_file_bytes && c->max_file_bytes > c->max_disk_bytes) {
@@ -196,7 +219,10 @@ static int check_config(const struct dial9_config *in, struct dial9_config *c)
 	    c->buffer_bytes > (1u << 30) || c->flush_interval_ms < 1 ||
 	    c->flush_interval_ms > 60000 || c->collector_batches < 1 ||
 	    c->collector_batches > (1u << 20) || c->io_backend > DIAL9_IO_PWRITE ||
-	    c->clock > DIAL9_CLOCK_GETTIME)
+	    c->clock > DIAL9_CLOCK_GETTIME || c->sched > DIAL9_SCHED_PERF ||
+	    c->sched_flags & ~(DIAL9_SCHED_NO_SELF | DIAL9_SCHED_CHILDREN |
+			       DIAL9_SCHED_SYSTEM_WIDE) ||
+	    (c->sched_npids && !c->sched_pids) || c->sched_npids > 1024)
 		return -EINVAL;
 	if (!c->max_file_bytes) {
 		c->max_file_bytes = c->max_disk_bytes / 4;
@@ -261,6 +287,69 @@ static void report_losses(struct recorder *r)
 	data = dial9_encoder_data(r->enc, &len);
 	d9_segw_write_raw(r->segw, data, len);
 	r->lost_reported = lost;
+}
+
+static void ksched_record(void *ctx, const struct dial9_rec_header *rec)
+{
+	struct recorder *r = ctx;
+
+	if (d9_ktrace_add(&r->kt, rec))
+		r->sched_error = -EPROTO;
+}
+
+/* Scheduler records older than @horizon into the trace, in time order. */
+static void ksched_flush(struct recorder *r, uint64_t horizon)
+{
+	const void *data;
+	size_t len;
+	int ret;
+
+	if (!r->ks || d9_ktrace_begin(&r->kt))
+		return;
+	ret = dial9_ksched_drain(r->ks, horizon, ksched_record, r);
+	if (ret < 0) {
+		d9_log("scheduler events stopped: %s", dial9_strerror(ret));
+		r->sched_error = ret;
+		dial9_ksched_close(r->ks);
+		r->ks = NULL;
+	}
+	if (r->kt.nevents && !d9_ktrace_end(&r->kt, &data, &len)) {
+		d9_segw_write_raw(r->segw, data, len);
+		r->sched_events += r->kt.nevents;
+	}
+}
+
+/* Open the scheduler source the configuration asks for. */
+static void ksched_open(struct recorder *r)
+{
+	struct dial9_ksched_opts o = {
+		.ring_size = r->cfg.sched_ring_bytes,
+		.system_wide = r->cfg.sched_flags & DIAL9_SCHED_SYSTEM_WIDE,
+		.self = !(r->cfg.sched_flags & DIAL9_SCHED_NO_SELF),
+		.children = r->cfg.sched_flags & DIAL9_SCHED_CHILDREN,
+		.pids = r->cfg.sched_pids,
+		.npids = r->cfg.sched_npids,
+		.no_module = r->cfg.sched == DIAL9_SCHED_PERF,
+	};
+	char why[512] = "";
+
+	if (r->cfg.sched == DIAL9_SCHED_OFF) {
+		snprintf(r->sched_note, sizeof(r->sched_note), "turned off");
+		return;
+	}
+	r->sched_error = dial9_ksched_open(&r->ks, &o, why, sizeof(why));
+	if (r->sched_error) {
+		d9_log("no scheduler events: %s", why);
+		memcpy(r->sched_note, why, sizeof(r->sched_note) - 1);
+		return;
+	}
+	snprintf(r->sched_backend, sizeof(r->sched_backend), "%s",
+		 dial9_ksched_backend(r->ks));
+	strncat(r->sched_note, dial9_ksched_fallback_reason(r->ks),
+		sizeof(r->sched_note) - 1);
+	if (r->sched_note[0])
+		d9_log("scheduler events from %s, not dial9.ko: %s",
+		       r->sched_backend, r->sched_note);
 }
 
 /* Keep a few pre-faulted buffers ready so threads need not map any. */
@@ -338,6 +427,7 @@ static void *flush_main(void *arg)
 		if (req != r->flush_done) {
 			/* dial9_flush()/dial9_rotate(): both steps at once */
 			drain_all(r);
+			ksched_flush(r, now);
 			report_losses(r);
 			if (rot)
 				d9_segw_rotate(r->segw);
@@ -348,6 +438,8 @@ static void *flush_main(void *arg)
 			step_two = false;
 		}
 		drain_collector(r);
+		ksched_flush(r, rotate_after && !step_two ? now :
+				now - KSCHED_HORIZON_NS);
 		report_losses(r);
 		if (rotate_after && !step_two) {
 			d9_segw_rotate(r->segw);
@@ -377,6 +469,7 @@ static void *flush_main(void *arg)
 	}
 	pthread_mutex_unlock(&r->mu);
 	drain_all(r);
+	ksched_flush(r, UINT64_MAX);
 	report_losses(r);
 	return NULL;
 }
@@ -388,7 +481,9 @@ static void free_recorder(struct recorder *r)
 	if (!r)
 		return;
 	d9_collector_destroy(&r->coll);
+	dial9_ksched_close(r->ks);
 	dial9_encoder_free(r->enc);
+	dial9_encoder_free(r->kt.enc);
 	free(r->trace_dir);
 	free(r->service);
 	free(r);
@@ -426,7 +521,8 @@ int dial9_start(const struct dial9_config *in)
 	r->trace_dir = strdup(r->cfg.trace_dir);
 	r->service = strdup(r->cfg.service_name);
 	ret = -ENOMEM;
-	if (!r->trace_dir || !r->service || dial9_encoder_new(&r->enc))
+	if (!r->trace_dir || !r->service || dial9_encoder_new(&r->enc) ||
+	    dial9_encoder_new(&r->kt.enc))
 		goto out_unlock;
 	r->cfg.trace_dir = r->trace_dir;
 	r->cfg.service_name = r->service;
@@ -445,6 +541,9 @@ int dial9_start(const struct dial9_config *in)
 	so.max_disk = r->cfg.max_disk_bytes;
 	so.max_file = r->cfg.max_file_bytes;
 	so.io_backend = (int)r->cfg.io_backend;
+	ksched_open(r);
+	so.sched_backend = r->ks ? r->sched_backend : "none";
+	so.sched_note = r->sched_note;
 	ret = d9_segw_open(&r->segw, &so);
 	if (ret)
 		goto out_unlock;
@@ -493,6 +592,14 @@ int dial9_start_from_env(void)
 	return ret;
 }
 
+static void sched_stats(struct recorder *r, struct dial9_stats *st)
+{
+	memcpy(st->sched_backend, r->sched_backend, sizeof(st->sched_backend));
+	st->sched_error = r->sched_error;
+	st->sched_events = r->sched_events;
+	st->sched_lost = r->ks ? dial9_ksched_lost(r->ks) : r->kt.lost;
+}
+
 int dial9_stop(void)
 {
 	struct recorder *r;
@@ -511,6 +618,9 @@ int dial9_stop(void)
 	pthread_join(r->flush, NULL);
 	memset(&g_last, 0, sizeof(g_last));
 	d9_segw_close(r->segw, &g_last);
+	sched_stats(r, &g_last);
+	dial9_ksched_close(r->ks);	/* the kernel stops recording us */
+	r->ks = NULL;
 	g_last.events_lost += atomic_load(&r->coll.lost_events);
 	g_last.batches_lost += atomic_load(&r->coll.lost_batches);
 	g_last.health = DIAL9_HEALTH_OFF;
@@ -532,6 +642,7 @@ int dial9_get_stats(struct dial9_stats *st)
 	} else {
 		memset(st, 0, sizeof(*st));
 		d9_segw_stats(r->segw, st);
+		sched_stats(r, st);
 		st->events_lost += atomic_load(&r->coll.lost_events);
 		st->batches_lost += atomic_load(&r->coll.lost_batches);
 	}

@@ -134,8 +134,9 @@ static int write_preamble(struct d9_segw *w)
 	struct dial9_encoder *e;
 	char pid[24], idx[24];
 	const char *keys[] = { "boot_id", "pid", "host", "service", "library",
-			       "io_backend", "clock", "segment_index" };
-	const char *vals[8];
+			       "io_backend", "clock", "segment_index",
+			       "sched_backend", "sched_note" };
+	const char *vals[10];
 	const void *data;
 	size_t len;
 	int ret;
@@ -154,9 +155,11 @@ static int write_preamble(struct d9_segw *w)
 	vals[5] = w->uring ? "io_uring" : "pwrite";
 	vals[6] = d9_clock_uses_tsc() ? "tsc" : "clock_gettime";
 	vals[7] = idx;
+	vals[8] = w->o.sched_backend ? w->o.sched_backend : "none";
+	vals[9] = w->o.sched_note ? w->o.sched_note : "";
 	ret = dial9_encoder_begin_stream(e);
 	if (!ret)
-		ret = dial9_encoder_metadata(e, 8, keys, vals);
+		ret = dial9_encoder_metadata(e, 10, keys, vals);
 	if (!ret)
 		ret = dial9_encoder_clock_sync(e, d9_clock_gettime_ns(),
 					       d9_clock_realtime_ns());

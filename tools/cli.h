@@ -31,7 +31,13 @@ void cli_json_value(FILE *out, const struct dial9_value *v);
 /* Report a decoder error as "dial9: FILE: what at offset N". */
 void cli_decode_error(const char *path, int err, uint64_t off);
 
+/* "what: i/n path" on stderr when it is a terminal; nothing otherwise. */
+void cli_progress(const char *what, int i, int n, const char *path);
+void cli_progress_done(void);
+
 int cmd_dump(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_sched(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 
 #endif

@@ -22,6 +22,10 @@ static const struct {
 } cmds[] = {
 	{ "dump", cmd_dump, "dump [--sorted] TRACE...  events as JSON lines" },
 	{ "info", cmd_info, "info TRACE...            metadata, counts, time range, losses" },
+	{ "record", cmd_record, "record [-o DIR] [--children] (-p PID... | -- CMD [ARGS])\n"
+				"                                 scheduling of unmodified processes" },
+	{ "sched", cmd_sched, "sched [--json] [--tid N] [--min-delay US] [--top N] TRACE...\n"
+			      "        dial9 sched --live [-p PID]...  runqueue delays as they happen" },
 };
 
 static void usage(FILE *out)
@@ -247,4 +251,18 @@ void cli_decode_error(const char *path, int err, uint64_t off)
 {
 	fprintf(stderr, "dial9: %s: %s at offset %llu\n", path,
 		dial9_strerror(err), (unsigned long long)off);
+}
+
+/* Progress on stderr for long work, only when stderr is a terminal. */
+void cli_progress(const char *what, int i, int n, const char *path)
+{
+	if (n < 2 || !isatty(2))
+		return;
+	fprintf(stderr, "\r\033[K%s: %d/%d %s", what, i + 1, n, path);
+}
+
+void cli_progress_done(void)
+{
+	if (isatty(2))
+		fprintf(stderr, "\r\033[K");
 }

@@ -115,7 +115,24 @@ struct dial9_config {
 	uint32_t collector_batches; /* default 1024 */
 	uint32_t io_backend;        /* enum dial9_io_backend */
 	uint32_t clock;             /* enum dial9_clock */
+	/* The kernel's scheduler events (see docs/lib.md). */
+	uint32_t sched;             /* enum dial9_sched, default AUTO */
+	uint32_t sched_flags;       /* DIAL9_SCHED_* */
+	const int *sched_pids;      /* other processes (CAP_PERFMON) */
+	uint32_t sched_npids;
+	uint32_t sched_ring_bytes;  /* per CPU for dial9.ko; 0: its default */
 };
+
+/* Where scheduler events come from. */
+enum dial9_sched {
+	DIAL9_SCHED_AUTO = 0, /* /dev/dial9, else perf_event_open, else none */
+	DIAL9_SCHED_OFF = 1,
+	DIAL9_SCHED_PERF = 2, /* perf_event_open only */
+};
+
+#define DIAL9_SCHED_NO_SELF     (1u << 0) /* not this process */
+#define DIAL9_SCHED_CHILDREN    (1u << 1) /* and processes they fork */
+#define DIAL9_SCHED_SYSTEM_WIDE (1u << 2) /* every task: CAP_PERFMON */
 
 /* Fill *cfg with the documented defaults (not the environment). */
 void dial9_config_init(struct dial9_config *cfg);
@@ -171,6 +188,11 @@ struct dial9_stats {
 	uint64_t faults_recovered;
 	char boot_id[32];
 	char dir[512]; /* the directory segments go to */
+	char sched_backend[16]; /* "dial9.ko", "perf", or "" for none */
+	int32_t sched_error;    /* why there is no scheduler source */
+	uint32_t sched_reserved;
+	uint64_t sched_events;  /* scheduler events written */
+	uint64_t sched_lost;    /* records the kernel dropped (full rings) */
 };
 
 /* Snapshot of the recorder's health and counters. */
@@ -301,6 +323,63 @@ int dial9_schema_field_index(const struct dial9_schema *s, const char *name);
 /* The value of an event's field by name, or NULL. */
 const struct dial9_value *dial9_record_field(const struct dial9_record *rec,
 					     const char *name);
+
+/* ---- the kernel's view: scheduler records -------------------------------- */
+
+/*
+ * A source of scheduler records in the layout of <linux/dial9.h>
+ * (struct dial9_rec_header and the dial9_rec_* that follow it), in time
+ * order across CPUs.  The recorder uses one (dial9_config.sched); tools
+ * may open their own.  Backends, tried in this order:
+ *   "dial9.ko"  /dev/dial9: every switch, wake-up and migration of the
+ *               targets, with the runqueue wait computed in the kernel;
+ *   "perf"      perf_event_open context-switch records of the targets'
+ *               threads (one's own at the default perf_event_paranoid 2):
+ *               no other side of a switch, no migrations, and the runqueue
+ *               wait only after a preemption; the wake-ups the targets
+ *               perform too where the sched_waking tracepoint is readable
+ *               (tracefs mounted, CAP_PERFMON or perf_event_paranoid -1).
+ */
+struct dial9_rec_header;
+struct dial9_ksched;
+
+struct dial9_ksched_opts {
+	uint32_t ring_size;	/* bytes per CPU; 0: the backend's default */
+	bool system_wide;	/* every task (CAP_PERFMON) */
+	bool self;		/* this process (default when no pids) */
+	bool children;		/* follow processes the targets fork */
+	const int *pids;	/* other processes (CAP_PERFMON) */
+	unsigned int npids;
+	bool no_module;		/* skip /dev/dial9 (tests, benchmarks) */
+};
+
+typedef void (*dial9_ksched_fn)(void *ctx, const struct dial9_rec_header *rec);
+
+/*
+ * Open a source.  On failure, @why (if not NULL) holds one line saying what
+ * each backend needed.
+ */
+int dial9_ksched_open(struct dial9_ksched **out,
+		      const struct dial9_ksched_opts *o, char *why,
+		      size_t whylen);
+void dial9_ksched_close(struct dial9_ksched *k);
+/* "dial9.ko" or "perf". */
+const char *dial9_ksched_backend(const struct dial9_ksched *k);
+/* Why the module was not used ("" if it was). */
+const char *dial9_ksched_fallback_reason(const struct dial9_ksched *k);
+/* A descriptor that polls readable when records wait. */
+int dial9_ksched_fd(const struct dial9_ksched *k);
+/*
+ * Read what the kernel has written and call @fn for every record older than
+ * @horizon_ns (CLOCK_MONOTONIC), in time order; newer ones wait for a
+ * later call (a CPU can publish a record a little after a later one from
+ * another CPU).  UINT64_MAX flushes everything.  Returns the number of
+ * records passed to @fn, or -errno.
+ */
+int dial9_ksched_drain(struct dial9_ksched *k, uint64_t horizon_ns,
+		       dial9_ksched_fn fn, void *ctx);
+/* Records the kernel dropped so far (full rings), all CPUs. */
+uint64_t dial9_ksched_lost(const struct dial9_ksched *k);
 
 const char *dial9_strerror(int err);
 const char *dial9_type_name(uint8_t type);

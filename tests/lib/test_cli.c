@@ -78,6 +78,7 @@ static int make_trace(void **state)
 	dial9_config_init(&c);
 	c.trace_dir = dir;
 	c.service_name = "clitest";
+	c.sched = DIAL9_SCHED_OFF;	/* only the workers' events */
 	if (dial9_start(&c))
 		return -1;
 	dial9_get_stats(&st);

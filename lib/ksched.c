@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ksched.c - the kernel's scheduler records, in time order.
+ *
+ * The module backend maps each CPU's ring of /dev/dial9, copies new records
+ * out as soon as it sees them (so the kernel never waits for our merge), and
+ * merges the per-CPU streams by timestamp.  Each CPU's stream is already in
+ * time order; across CPUs a record can be published slightly after a later
+ * one, so only records older than the caller's horizon are released.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <linux/dial9.h>
+
+#include "dial9.h"
+#include "ksched_internal.h"
+
+/* Records copied out of one CPU's ring and not yet released. */
+struct kq {
+	unsigned char *buf;
+	size_t len, cap, off;
+};
+
+struct dial9_ksched {
+	const char *backend;
+	char reason[256];
+	int fd;
+	unsigned int ncpu;
+	long page;
+	struct dial9_ring_ctrl **ctrl;
+	unsigned char **data;
+	struct kq *q;
+	struct dial9_perf *perf;	/* the perf backend, if used */
+};
+
+/* Append @s to the string in @d (replace it if @reset), truncating. */
+static void str_append(char *d, size_t n, const char *s, bool reset)
+{
+	size_t len = reset ? 0 : strnlen(d, n - 1);
+	size_t add = strnlen(s, n - 1 - len);
+
+	memcpy(d + len, s, add);
+	d[len + add] = 0;
+}
+
+static int kq_push(struct kq *q, const void *rec, size_t len)
+{
+	if (q->off && q->off == q->len)
+		q->off = q->len = 0;
+	if (q->len + len > q->cap) {
+		size_t cap = q->cap ? q->cap : 65536;
+		unsigned char *nb;
+
+		if (q->off) {	/* compact first */
+			memmove(q->buf, q->buf + q->off, q->len - q->off);
+			q->len -= q->off;
+			q->off = 0;
+		}
+		while (cap < q->len + len)
+			cap *= 2;
+		if (cap != q->cap) {
+			nb = realloc(q->buf, cap);
+			if (!nb)
+				return -ENOMEM;
+			q->buf = nb;
+			q->cap = cap;
+		}
+	}
+	memcpy(q->buf + q->len, rec, len);
+	q->len += len;
+	return 0;
+}
+
+static const struct dial9_rec_header *kq_peek(const struct kq *q)
+{
+	return q->off < q->len ? (const void *)(q->buf + q->off) : NULL;
+}
+
+static int ksched_module_open(struct dial9_ksched *k,
+			      const struct dial9_ksched_opts *o)
+{
+	struct dial9_session_config cfg = { .size = sizeof(cfg) };
+	struct dial9_version v;
+	unsigned int cpu;
+
+	k->fd = open(DIAL9_DEVICE, O_RDWR | O_CLOEXEC);
+	if (k->fd < 0) {
+		int e = errno;
+
+		snprintf(k->reason, sizeof(k->reason), "%s: %s%s",
+			 DIAL9_DEVICE, strerror(e),
+			 e == ENOENT ? " (dial9.ko not loaded)" :
+			 e == EACCES ? " (not in the device's group)" : "");
+		return -e;
+	}
+	if (ioctl(k->fd, DIAL9_IOC_GET_VERSION, &v)) {
+		snprintf(k->reason, sizeof(k->reason), "%s: version: %s",
+			 DIAL9_DEVICE, strerror(errno));
+		return -errno;
+	}
+	if (v.abi_version != DIAL9_ABI_VERSION) {
+		snprintf(k->reason, sizeof(k->reason),
+			 "%s: ABI %u, this library speaks %u", DIAL9_DEVICE,
+			 v.abi_version, DIAL9_ABI_VERSION);
+		return -EPROTO;
+	}
+	cfg.ring_size = o->ring_size;
+	if (o->system_wide)
+		cfg.flags |= DIAL9_CFG_SYSTEM_WIDE;
+	if (!o->self && (o->npids || o->system_wide))
+		cfg.flags |= DIAL9_CFG_NO_SELF;
+	if (ioctl(k->fd, DIAL9_IOC_CONFIGURE, &cfg)) {
+		snprintf(k->reason, sizeof(k->reason), "%s: configure: %s%s",
+			 DIAL9_DEVICE, strerror(errno),
+			 errno == EPERM ? " (system-wide needs CAP_PERFMON)" : "");
+		return -errno;
+	}
+	for (unsigned int i = 0; i < o->npids; i++) {
+		struct dial9_target t = {
+			.size = sizeof(t), .pid = (uint32_t)o->pids[i],
+			.flags = o->children ? DIAL9_TARGET_CHILDREN : 0,
+		};
+
+		if (ioctl(k->fd, DIAL9_IOC_ADD_TARGET, &t)) {
+			snprintf(k->reason, sizeof(k->reason),
+				 "%s: process %d: %s%s", DIAL9_DEVICE,
+				 o->pids[i], strerror(errno),
+				 errno == EPERM ? " (other processes need CAP_PERFMON)" : "");
+			return -errno;
+		}
+	}
+	k->ncpu = v.nr_cpu_ids;
+	k->ctrl = calloc(k->ncpu, sizeof(*k->ctrl));
+	k->data = calloc(k->ncpu, sizeof(*k->data));
+	k->q = calloc(k->ncpu, sizeof(*k->q));
+	if (!k->ctrl || !k->data || !k->q)
+		return -ENOMEM;
+	for (cpu = 0; cpu < k->ncpu; cpu++) {
+		void *c = mmap(NULL, (size_t)k->page, PROT_READ | PROT_WRITE,
+			       MAP_SHARED, k->fd, (off_t)DIAL9_MMAP_CTRL(cpu));
+
+		if (c == MAP_FAILED) {
+			if (errno == ENODEV)	/* not a possible CPU */
+				continue;
+			snprintf(k->reason, sizeof(k->reason), "%s: mmap: %s",
+				 DIAL9_DEVICE, strerror(errno));
+			return -errno;
+		}
+		k->ctrl[cpu] = c;
+		c = mmap(NULL, k->ctrl[cpu]->data_size, PROT_READ, MAP_SHARED,
+			 k->fd, (off_t)DIAL9_MMAP_DATA(cpu));
+		if (c == MAP_FAILED) {
+			snprintf(k->reason, sizeof(k->reason), "%s: mmap: %s",
+				 DIAL9_DEVICE, strerror(errno));
+			return -errno;
+		}
+		k->data[cpu] = c;
+		/* Wake a poller when a quarter of a ring is used. */
+		k->ctrl[cpu]->watermark = k->ctrl[cpu]->data_size / 4;
+	}
+	if (ioctl(k->fd, DIAL9_IOC_ENABLE, 0)) {
+		snprintf(k->reason, sizeof(k->reason), "%s: enable: %s",
+			 DIAL9_DEVICE, strerror(errno));
+		return -errno;
+	}
+	k->backend = "dial9.ko";
+	k->reason[0] = 0;
+	return 0;
+}
+
+static void ksched_module_close(struct dial9_ksched *k)
+{
+	for (unsigned int cpu = 0; k->ctrl && cpu < k->ncpu; cpu++) {
+		if (k->data && k->data[cpu])
+			munmap(k->data[cpu], k->ctrl[cpu]->data_size);
+		if (k->ctrl[cpu])
+			munmap(k->ctrl[cpu], (size_t)k->page);
+	}
+	if (k->fd >= 0)
+		close(k->fd);
+	k->fd = -1;
+}
+
+int dial9_ksched_open(struct dial9_ksched **out,
+		      const struct dial9_ksched_opts *o, char *why,
+		      size_t whylen)
+{
+	struct dial9_ksched *k = calloc(1, sizeof(*k));
+	char modwhy[256] = "";
+	int ret = -ENODEV;
+
+	*out = NULL;
+	if (!k)
+		return -ENOMEM;
+	k->fd = -1;
+	k->page = sysconf(_SC_PAGESIZE);
+	if (!o->no_module) {
+		ret = ksched_module_open(k, o);
+		if (!ret) {
+			*out = k;
+			return 0;
+		}
+		str_append(modwhy, sizeof(modwhy), k->reason, true);
+		ksched_module_close(k);
+		for (unsigned int i = 0; k->q && i < k->ncpu; i++)
+			free(k->q[i].buf);
+		free(k->ctrl);
+		free(k->data);
+		free(k->q);
+		k->ctrl = NULL;
+		k->data = NULL;
+		k->q = NULL;
+		k->ncpu = 0;
+	} else {
+		snprintf(modwhy, sizeof(modwhy), "module not requested");
+	}
+	ret = dial9_perf_open(&k->perf, o, k->reason, sizeof(k->reason));
+	if (!ret) {
+		k->backend = "perf";
+		k->ncpu = 1;
+		k->q = calloc(1, sizeof(*k->q));
+		if (!k->q) {
+			dial9_ksched_close(k);
+			return -ENOMEM;
+		}
+		str_append(k->reason, sizeof(k->reason), modwhy, true);
+		if (*dial9_perf_note(k->perf)) {
+			str_append(k->reason, sizeof(k->reason), "; ", false);
+			str_append(k->reason, sizeof(k->reason),
+				   dial9_perf_note(k->perf), false);
+		}
+		*out = k;
+		return 0;
+	}
+	if (why && whylen) {
+		str_append(why, whylen, modwhy, true);
+		str_append(why, whylen, "; perf: ", false);
+		str_append(why, whylen, k->reason, false);
+	}
+	dial9_ksched_close(k);
+	return ret;
+}
+
+void dial9_ksched_close(struct dial9_ksched *k)
+{
+	if (!k)
+		return;
+	ksched_module_close(k);
+	dial9_perf_close(k->perf);
+	for (unsigned int i = 0; k->q && i < k->ncpu; i++)
+		free(k->q[i].buf);
+	free(k->q);
+	free(k->ctrl);
+	free(k->data);
+	free(k);
+}
+
+const char *dial9_ksched_backend(const struct dial9_ksched *k)
+{
+	return k->backend;
+}
+
+const char *dial9_ksched_fallback_reason(const struct dial9_ksched *k)
+{
+	return k->reason;
+}
+
+int dial9_ksched_fd(const struct dial9_ksched *k)
+{
+	return k->perf ? dial9_perf_fd(k->perf) : k->fd;
+}
+
+uint64_t dial9_ksched_lost(const struct dial9_ksched *k)
+{
+	uint64_t lost = 0;
+
+	if (k->perf)
+		return dial9_perf_lost(k->perf);
+	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++)
+		if (k->ctrl[cpu])
+			lost += __atomic_load_n(&k->ctrl[cpu]->lost,
+						__ATOMIC_RELAXED);
+	return lost;
+}
+
+static int perf_push(void *ctx, const struct dial9_rec_header *rec)
+{
+	return kq_push(ctx, rec, rec->size);
+}
+
+/* Copy every published record out of the rings, and free their space. */
+static int ksched_collect(struct dial9_ksched *k)
+{
+	if (k->perf)
+		return dial9_perf_read(k->perf, perf_push, &k->q[0]);
+	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
+		struct dial9_ring_ctrl *c = k->ctrl[cpu];
+		uint64_t head, tail;
+		uint32_t mask;
+
+		if (!c)
+			continue;
+		mask = c->data_size - 1;
+		head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+		tail = c->tail;
+		while (tail < head) {
+			const struct dial9_rec_header *h =
+				(const void *)(k->data[cpu] + (tail & mask));
+			uint32_t off = (uint32_t)(tail & mask);
+
+			if (h->size < 8 || h->size % 8 ||
+			    off + h->size > c->data_size)
+				return -EPROTO;
+			if (h->type != DIAL9_REC_PAD) {
+				if (h->size < sizeof(*h))
+					return -EPROTO;
+				if (kq_push(&k->q[cpu], h, h->size))
+					return -ENOMEM;
+			}
+			tail += h->size;
+		}
+		__atomic_store_n(&c->tail, tail, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+int dial9_ksched_drain(struct dial9_ksched *k, uint64_t horizon_ns,
+		       dial9_ksched_fn fn, void *ctx)
+{
+	int n = 0, ret = ksched_collect(k);
+
+	if (ret)
+		return ret;
+	for (;;) {
+		const struct dial9_rec_header *best = NULL, *h;
+		unsigned int bcpu = 0;
+
+		for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
+			h = kq_peek(&k->q[cpu]);
+			if (h && h->time_ns < horizon_ns &&
+			    (!best || h->time_ns < best->time_ns)) {
+				best = h;
+				bcpu = cpu;
+			}
+		}
+		if (!best)
+			break;
+		fn(ctx, best);
+		k->q[bcpu].off += best->size;
+		n++;
+	}
+	return n;
+}

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_sched.c - scheduler events from the perf_event_open backend, on the
+ * host's own kernel (dial9.ko is tested in the VM: tests/sched/).
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+
+#include <cmocka.h>
+#include <linux/dial9.h>
+
+#include "helpers.h"
+
+#define ROUNDS 200
+
+struct pingpong {
+	int ab[2], ba[2];
+	pid_t a, b;
+};
+
+static void *pong(void *arg)
+{
+	struct pingpong *p = arg;
+	char c;
+
+	p->b = (pid_t)syscall(SYS_gettid);
+	pthread_setname_np(pthread_self(), "pong");
+	for (int i = 0; i < ROUNDS; i++)
+		if (read(p->ab[0], &c, 1) != 1 || write(p->ba[1], &c, 1) != 1)
+			break;
+	return NULL;
+}
+
+struct seen {
+	pid_t a, b;
+	int out_a, out_b, in_a, in_b, a_woke_b, b_woke_a, comm_b;
+	char backend[16];
+	char note[512];
+};
+
+static uint64_t u64f(const struct dial9_record *r, const char *name)
+{
+	const struct dial9_value *v = dial9_record_field(r, name);
+
+	return v && v->type == DIAL9_U64 ? v->u64 : 0;
+}
+
+static void visit(const struct dial9_record *r, void *arg)
+{
+	struct seen *s = arg;
+	const char *n = r->schema->name;
+	uint64_t tid = u64f(r, "tid");
+
+	if (!strcmp(n, "sched.switch_out")) {
+		s->out_a += tid == (uint64_t)s->a;
+		s->out_b += tid == (uint64_t)s->b;
+	} else if (!strcmp(n, "sched.switch_in")) {
+		s->in_a += tid == (uint64_t)s->a;
+		s->in_b += tid == (uint64_t)s->b;
+	} else if (!strcmp(n, "sched.waking")) {
+		s->a_woke_b += tid == (uint64_t)s->b &&
+			       u64f(r, "waker_tid") == (uint64_t)s->a;
+		s->b_woke_a += tid == (uint64_t)s->a &&
+			       u64f(r, "waker_tid") == (uint64_t)s->b;
+	} else if (!strcmp(n, "sched.comm")) {
+		s->comm_b += tid == (uint64_t)s->b &&
+			     test_streq(dial9_record_field(r, "name"), "pong");
+	}
+}
+
+/* The segment metadata names the backend. */
+static void read_meta(const char *path, struct seen *s)
+{
+	struct dial9_decoder *d;
+	struct dial9_record r;
+	struct stat st;
+	void *map;
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	fstat(fd, &st);
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	assert_int_equal(dial9_decoder_new(&d, map, (size_t)st.st_size), 0);
+	while (dial9_decoder_next(d, &r) == 1) {
+		if (r.kind != DIAL9_REC_METADATA)
+			continue;
+		for (unsigned int i = 0; i < r.nkv; i++) {
+			if (r.kv[i].key_len == 13 &&
+			    !memcmp(r.kv[i].key, "sched_backend", 13))
+				snprintf(s->backend, sizeof(s->backend), "%.*s",
+					 (int)r.kv[i].value_len, r.kv[i].value);
+			if (r.kv[i].key_len == 10 &&
+			    !memcmp(r.kv[i].key, "sched_note", 10))
+				snprintf(s->note, sizeof(s->note), "%.*s",
+					 (int)r.kv[i].value_len, r.kv[i].value);
+		}
+	}
+	dial9_decoder_free(d);
+	munmap(map, (size_t)st.st_size);
+}
+
+/* Wake-ups need tracefs; mount it where we may (root, as in CI). */
+static bool tracefs_ready(void)
+{
+	struct statfs sf;
+
+	if (!access("/sys/kernel/tracing/events/sched/sched_waking/format",
+		    R_OK))
+		return true;
+	if (statfs("/sys/kernel/tracing", &sf) == 0 &&
+	    mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0)
+		return !access("/sys/kernel/tracing/events/sched/sched_waking/format",
+			       R_OK);
+	return false;
+}
+
+static void perf_backend_records_switches_and_wakeups(void **state)
+{
+	struct pingpong p;
+	struct seen s = { 0 };
+	struct test_counts cnt = { 0 };
+	struct dial9_config c;
+	struct dial9_stats st;
+	bool wakes_possible = geteuid() == 0 && tracefs_ready();
+	char *dir = test_tmpdir("sched"), *boot;
+	char **files;
+	pthread_t t;
+	char ch = 'x';
+	(void)state;
+
+	dial9_config_init(&c);
+	c.trace_dir = dir;
+	c.service_name = "schedtest";
+	c.sched = DIAL9_SCHED_PERF;
+	assert_int_equal(dial9_start(&c), 0);
+	dial9_get_stats(&st);
+	if (!st.sched_backend[0]) {
+		dial9_stop();
+		test_rm_rf(dir);
+		free(dir);
+		/* Only where perf events are not permitted at all. */
+		skip();
+	}
+	assert_string_equal(st.sched_backend, "perf");
+	assert_int_equal(pipe(p.ab), 0);
+	assert_int_equal(pipe(p.ba), 0);
+	p.a = (pid_t)syscall(SYS_gettid);
+	assert_int_equal(pthread_create(&t, NULL, pong, &p), 0);
+	for (int i = 0; i < ROUNDS; i++) {
+		assert_int_equal(write(p.ab[1], &ch, 1), 1);
+		assert_int_equal(read(p.ba[0], &ch, 1), 1);
+	}
+	pthread_join(t, NULL);
+	assert_int_equal(dial9_stop(), 0);
+	dial9_get_stats(&st);
+	assert_true(st.sched_events > 0);
+	assert_int_equal(st.sched_lost, 0);
+
+	boot = test_boot_dir(dir);
+	assert_non_null(boot);
+	files = test_list(boot, ".dial9", NULL);
+	assert_non_null(files[0]);
+	read_meta(files[0], &s);
+	test_free_list(files);
+	s.a = p.a;
+	s.b = p.b;
+	test_decode_dir(boot, &cnt, visit, &s);
+	assert_int_equal(cnt.err, 0);
+	assert_string_equal(s.backend, "perf");
+	print_message("switches out a=%d b=%d in a=%d b=%d, wakes a->b %d b->a %d (%s)\n",
+		      s.out_a, s.out_b, s.in_a, s.in_b, s.a_woke_b, s.b_woke_a,
+		      s.note);
+	/* Every round blocks each thread, or preempts it on a shared CPU. */
+	assert_true(s.out_a >= ROUNDS * 9 / 10 && s.out_b >= ROUNDS * 9 / 10);
+	assert_true(s.in_a >= ROUNDS * 9 / 10 && s.in_b >= ROUNDS * 9 / 10);
+	/* The thread's name arrives with the rename. */
+	assert_true(s.comm_b >= 1);
+	if (wakes_possible) {
+		/* Each thread wakes the other at least once a round, except a
+		 * thread that was preempted rather than blocked. */
+		assert_true(s.a_woke_b + s.b_woke_a >= ROUNDS * 9 / 10);
+	} else {
+		print_message("wake-ups not checked: %s\n", s.note);
+		assert_non_null(strstr(s.note, "wake-ups need"));
+	}
+	free(boot);
+	test_rm_rf(dir);
+	free(dir);
+}
+
+/* A source that cannot be had says why; recording still runs. */
+static void no_source_is_reported(void **state)
+{
+	struct dial9_ksched_opts o = { .system_wide = true, .no_module = true };
+	struct dial9_ksched *k = NULL;
+	char why[512] = "";
+	(void)state;
+
+	assert_int_equal(dial9_ksched_open(&k, &o, why, sizeof(why)),
+			 -EOPNOTSUPP);
+	assert_null(k);
+	assert_non_null(strstr(why, "system-wide recording needs dial9.ko"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(perf_backend_records_switches_and_wakeups),
+		cmocka_unit_test(no_source_is_reported),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libdial9 with the real dial9.ko (run in the VM): the scheduler's view of
+ * the process lands in the trace, on the application's clock, and the
+ * `dial9` command reads it back.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <dial9.h>
+#include "kselftest_harness.h"
+
+#define CYCLES 30
+
+DIAL9_SPAN_TYPE(work_span, "test.work", DIAL9_FIELD(U64, cycle));
+
+struct run {
+	volatile int stop;
+	pid_t worker;
+	uint64_t delay0, delay1, t0a, t0b, t1a, t1b;
+	uint64_t span_begin[CYCLES], span_end[CYCLES];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void pin0(void)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(0, &s);
+	sched_setaffinity(0, sizeof(s), &s);
+}
+
+static uint64_t run_delay(pid_t tid)
+{
+	unsigned long long a = 0, b = 0;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%llu %llu", &a, &b) != 2)
+			b = 0;
+		fclose(f);
+	}
+	return b;
+}
+
+static void spin(uint64_t ns)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	while ((uint64_t)((b.tv_sec - a.tv_sec) * 1000000000ll +
+			  (b.tv_nsec - a.tv_nsec)) < ns);
+}
+
+static void *hog(void *arg)
+{
+	struct run *r = arg;
+
+	pin0();
+	pthread_setname_np(pthread_self(), "hog");
+	while (!r->stop)
+		;
+	return NULL;
+}
+
+/* Sleeps (blocks), then computes behind the hog, inside spans. */
+static void *worker(void *arg)
+{
+	struct run *r = arg;
+	struct timespec ms = { 0, 1000000 };
+
+	pin0();
+	/* A low weight makes the worker, not the hog, wait the longest. */
+	setpriority(PRIO_PROCESS, 0, 5);
+	pthread_setname_np(pthread_self(), "worker");
+	r->worker = (pid_t)syscall(SYS_gettid);
+	r->t0a = now_ns();
+	r->delay0 = run_delay(r->worker);
+	r->t0b = now_ns();
+	for (int i = 0; i < CYCLES; i++) {
+		r->span_begin[i] = now_ns();
+		DIAL9_SPAN_BEGIN(work_span, dial9_u64(i));
+		nanosleep(&ms, NULL);
+		spin(2000000);
+		DIAL9_SPAN_END(work_span, dial9_u64(i));
+		r->span_end[i] = now_ns();
+	}
+	r->t1a = now_ns();
+	r->delay1 = run_delay(r->worker);
+	r->t1b = now_ns();
+	return NULL;
+}
+
+/* One scheduler event of the worker, from the trace. */
+struct kev {
+	uint64_t ts;
+	int kind;	/* 1 out, 2 in, 3 waking/wakeup */
+	bool preempted;
+	uint64_t delay;
+};
+
+struct collected {
+	struct kev *ev;
+	size_t n, cap;
+	char backend[32];
+	int spans;
+	uint64_t max_delay;
+};
+
+static uint64_t field_u64(const struct dial9_record *rec, const char *name)
+{
+	const struct dial9_value *v = dial9_record_field(rec, name);
+
+	return v && v->type == DIAL9_U64 ? v->u64 : 0;
+}
+
+static bool field_bool(const struct dial9_record *rec, const char *name)
+{
+	const struct dial9_value *v = dial9_record_field(rec, name);
+
+	return v && v->type == DIAL9_BOOL && v->b;
+}
+
+static int collect_file(const char *path, pid_t worker, struct collected *c)
+{
+	struct dial9_decoder *dec;
+	struct dial9_record rec;
+	struct stat sb;
+	void *map;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &sb))
+		return -errno;
+	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -errno;
+	ret = dial9_decoder_new(&dec, map, (size_t)sb.st_size);
+	if (ret) {
+		munmap(map, (size_t)sb.st_size);
+		return ret;
+	}
+	while ((ret = dial9_decoder_next(dec, &rec)) > 0) {
+		const char *name;
+		struct kev k = { .ts = rec.ts_ns };
+
+		if (rec.kind == DIAL9_REC_METADATA) {
+			for (unsigned int i = 0; i < rec.nkv; i++)
+				if (rec.kv[i].key_len == 13 &&
+				    !memcmp(rec.kv[i].key, "sched_backend", 13))
+					snprintf(c->backend, sizeof(c->backend),
+						 "%.*s", (int)rec.kv[i].value_len,
+						 rec.kv[i].value);
+			continue;
+		}
+		if (rec.kind != DIAL9_REC_EVENT)
+			continue;
+		name = rec.schema->name;
+		if (!strcmp(name, "test.work") && rec.tid == (uint32_t)worker)
+			c->spans++;
+		if (strncmp(name, "sched.", 6) ||
+		    field_u64(&rec, "tid") != (uint64_t)worker)
+			continue;
+		if (!strcmp(name, "sched.switch_out")) {
+			k.kind = 1;
+			k.preempted = field_bool(&rec, "preempted");
+		} else if (!strcmp(name, "sched.switch_in")) {
+			k.kind = 2;
+			k.delay = field_u64(&rec, "runq_delay_ns");
+			if (k.delay > c->max_delay)
+				c->max_delay = k.delay;
+		} else if (!strcmp(name, "sched.waking") ||
+			   !strcmp(name, "sched.wakeup")) {
+			k.kind = 3;
+		} else {
+			continue;
+		}
+		if (c->n == c->cap) {
+			c->cap = c->cap ? c->cap * 2 : 256;
+			c->ev = realloc(c->ev, c->cap * sizeof(*c->ev));
+		}
+		c->ev[c->n++] = k;
+	}
+	dial9_decoder_free(dec);
+	munmap(map, (size_t)sb.st_size);
+	return ret < 0 ? ret : 0;
+}
+
+static int collect_dir(const char *dir, pid_t worker, struct collected *c)
+{
+	struct dirent *de;
+	char path[512];
+	DIR *d = opendir(dir);
+	int ret = 0;
+
+	if (!d)
+		return -errno;
+	while (!ret && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (de->d_type == DT_DIR)
+			ret = collect_dir(path, worker, c);
+		else if (strstr(de->d_name, ".dial9"))
+			ret = collect_file(path, worker, c);
+	}
+	closedir(d);
+	return ret;
+}
+
+static int cmp_kev(const void *a, const void *b)
+{
+	const struct kev *x = a, *y = b;
+
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+FIXTURE(traced) {
+	struct run run;
+	struct collected c;
+	char dir[64];
+};
+
+FIXTURE_SETUP(traced)
+{
+	struct dial9_config cfg;
+	pthread_t h, w;
+
+	snprintf(self->dir, sizeof(self->dir), "/tmp/d9-trace-%d", getpid());
+	dial9_config_init(&cfg);
+	cfg.trace_dir = self->dir;
+	ASSERT_EQ(0, dial9_start(&cfg));
+	memset(&self->run, 0, sizeof(self->run));
+	ASSERT_EQ(0, pthread_create(&h, NULL, hog, &self->run));
+	ASSERT_EQ(0, pthread_create(&w, NULL, worker, &self->run));
+	pthread_join(w, NULL);
+	self->run.stop = 1;
+	pthread_join(h, NULL);
+	ASSERT_EQ(0, dial9_stop());
+	memset(&self->c, 0, sizeof(self->c));
+	ASSERT_EQ(0, collect_dir(self->dir, self->run.worker, &self->c));
+	qsort(self->c.ev, self->c.n, sizeof(*self->c.ev), cmp_kev);
+}
+
+FIXTURE_TEARDOWN(traced)
+{
+	free(self->c.ev);
+}
+
+TEST_F(traced, kernel_events_of_the_worker_are_in_the_trace)
+{
+	struct dial9_stats st;
+	int outs = 0, ins = 0, wakes = 0;
+
+	dial9_get_stats(&st);
+	EXPECT_STREQ("dial9.ko", self->c.backend);
+	EXPECT_STREQ("dial9.ko", st.sched_backend);
+	EXPECT_EQ(0, st.sched_lost);
+	EXPECT_LT(0, st.sched_events);
+	EXPECT_EQ(CYCLES * 2, self->c.spans);
+	for (size_t i = 0; i < self->c.n; i++) {
+		outs += self->c.ev[i].kind == 1;
+		ins += self->c.ev[i].kind == 2;
+		wakes += self->c.ev[i].kind == 3;
+	}
+	TH_LOG("worker: %d switch-outs, %d switch-ins, %d wake events", outs,
+	       ins, wakes);
+	EXPECT_LE(CYCLES, outs);
+	EXPECT_LE(CYCLES, ins);
+	EXPECT_LE(CYCLES, wakes);	/* one per sleep, at least */
+}
+
+/*
+ * The sum of the worker's runqueue delays in the trace agrees with the
+ * kernel's schedstat run_delay between two reads: both come from the same
+ * sched_info stamps; each trace delay may be longer by the time
+ * __schedule() took between the rq clock update and the tracepoint
+ * (~30 us per switch under TCG), hence 100 us per switch-in plus 2%.
+ */
+TEST_F(traced, runqueue_delays_match_schedstat)
+{
+	uint64_t sum = 0, edge = 0, kernel, tol;
+	int n = 0;
+
+	for (size_t i = 0; i < self->c.n; i++) {
+		const struct kev *k = &self->c.ev[i];
+
+		if (k->kind != 2 || k->ts <= self->run.t0a ||
+		    k->ts >= self->run.t1b)
+			continue;
+		if (k->ts > self->run.t0b && k->ts < self->run.t1a) {
+			sum += k->delay;
+			n++;
+		} else {
+			edge += k->delay;
+		}
+	}
+	kernel = self->run.delay1 - self->run.delay0;
+	tol = (uint64_t)n * 100000 + kernel / 50;
+	TH_LOG("trace %llu ns over %d switch-ins (+%llu at the edges), schedstat %llu ns",
+	       (unsigned long long)sum, n, (unsigned long long)edge,
+	       (unsigned long long)kernel);
+	EXPECT_LT(1000000, kernel);
+	EXPECT_LE(sum, kernel + tol);
+	EXPECT_GE(sum + edge + tol, kernel);
+}
+
+/* Each span wraps a sleep: switch-out (blocked), wake-up, switch-in. */
+TEST_F(traced, spans_contain_their_scheduling_in_order)
+{
+	int ordered = 0;
+
+	for (int s = 0; s < CYCLES; s++) {
+		int step = 0;
+
+		for (size_t i = 0; i < self->c.n; i++) {
+			const struct kev *k = &self->c.ev[i];
+
+			if (k->ts < self->run.span_begin[s] ||
+			    k->ts > self->run.span_end[s])
+				continue;
+			if (step == 0 && k->kind == 1 && !k->preempted)
+				step = 1;
+			else if (step == 1 && k->kind == 3)
+				step = 2;
+			else if (step == 2 && k->kind == 2)
+				step = 3;
+		}
+		ordered += step == 3;
+	}
+	EXPECT_EQ(CYCLES, ordered);
+}
+
+/* `dial9 sched` names the worker first, with the trace's max delay. */
+TEST_F(traced, dial9_sched_names_the_worker)
+{
+	char cmd[256], out[8192] = "", want[64];
+	size_t len;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "dial9 sched --json --top 1 %s", self->dir);
+	p = popen(cmd, "r");
+	ASSERT_NE(NULL, p);
+	len = fread(out, 1, sizeof(out) - 1, p);
+	out[len] = 0;
+	ASSERT_EQ(0, pclose(p));
+	TH_LOG("%.300s", out);
+	snprintf(want, sizeof(want), "\"tid\":%d,", self->run.worker);
+	EXPECT_NE(NULL, strstr(out, want));
+	EXPECT_NE(NULL, strstr(out, "\"name\":\"worker\""));
+	snprintf(want, sizeof(want), "\"max_ns\":%llu,",
+		 (unsigned long long)self->c.max_delay);
+	EXPECT_NE(NULL, strstr(out, want));
+}
+
+TEST_HARNESS_MAIN

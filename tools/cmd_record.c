@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_record.c - `dial9 record`: the scheduling of unmodified processes,
+ * into ordinary segments.
+ *
+ *   dial9 record [-o DIR] [--children] [--service NAME] -p PID...
+ *   dial9 record [-o DIR] [--children] [--service NAME] -- CMD [ARGS]
+ *
+ * It runs a recorder in this process with the targets as its scheduler
+ * source (dial9.ko, else perf_event_open) and nothing of its own, until the
+ * command exits, every PID is gone, or Ctrl-C.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "cli.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static bool alive(int pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: dial9 record [-o DIR] [--children] [--service NAME] -p PID...\n"
+		"       dial9 record [-o DIR] [--children] [--service NAME] -- CMD [ARGS]\n"
+		"\nRecords the scheduling of the processes (switches, wake-ups,\n"
+		"runqueue delays, migrations) until the command exits, every PID is\n"
+		"gone, or Ctrl-C.  DIR defaults to DIAL9_TRACE_DIR or /tmp/dial9-traces.\n"
+		"Other users' processes need CAP_PERFMON; with dial9.ko any process\n"
+		"other than the recorder's own needs it too.\n");
+}
+
+static int wait_child(pid_t child, int *status)
+{
+	for (;;) {
+		pid_t r = waitpid(child, status, 0);
+
+		if (r == child)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "children", no_argument, NULL, 'c' },
+		{ "service", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct dial9_config cfg;
+	struct dial9_stats st;
+	const char *dir = getenv("DIAL9_TRACE_DIR");
+	const char *service = NULL;
+	int pids[64], npids = 0, c, status = 0, ret, go[2] = { -1, -1 };
+	bool children = false;
+	pid_t child = -1;
+	char svc[64];
+
+	optind = 1;
+	/* '+': stop at the command's own arguments. */
+	while ((c = getopt_long(argc, argv, "+o:p:ch", opts, NULL)) != -1) {
+		char *end;
+		long v;
+
+		switch (c) {
+		case 'o': dir = optarg; break;
+		case 'c': children = true; break;
+		case 's': service = optarg; break;
+		case 'p':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || v <= 0 || v > 4194304 || npids == 64) {
+				fprintf(stderr, "dial9 record: bad or too many -p '%s' (at most 64)\n",
+					optarg);
+				return 2;
+			}
+			pids[npids++] = (int)v;
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if ((optind < argc) == (npids > 0)) {
+		usage(stderr);
+		return 2;
+	}
+	for (int i = 0; i < npids; i++) {
+		if (!alive(pids[i])) {
+			fprintf(stderr, "dial9 record: no process %d\n", pids[i]);
+			return 1;
+		}
+	}
+	if (optind < argc) {
+		/* Start the command stopped at a pipe until recording runs. */
+		if (pipe2(go, O_CLOEXEC)) {
+			perror("dial9 record: pipe");
+			return 1;
+		}
+		child = fork();
+		if (child < 0) {
+			perror("dial9 record: fork");
+			return 1;
+		}
+		if (!child) {
+			char b;
+
+			close(go[1]);
+			if (read(go[0], &b, 1) != 1)
+				_exit(127);	/* recording did not start */
+			execvp(argv[optind], argv + optind);
+			fprintf(stderr, "dial9 record: %s: %s\n", argv[optind],
+				strerror(errno));
+			_exit(127);
+		}
+		close(go[0]);
+		pids[npids++] = child;
+		if (!service) {
+			snprintf(svc, sizeof(svc), "%s", argv[optind]);
+			service = basename(svc);
+		}
+	}
+	dial9_config_init(&cfg);
+	if (dir && *dir)
+		cfg.trace_dir = dir;
+	if (!service) {
+		snprintf(svc, sizeof(svc), "pid-%d", pids[0]);
+		service = svc;
+	}
+	cfg.service_name = service;
+	cfg.sched_flags = DIAL9_SCHED_NO_SELF |
+			  (children ? DIAL9_SCHED_CHILDREN : 0);
+	cfg.sched_pids = pids;
+	cfg.sched_npids = (uint32_t)npids;
+	ret = dial9_start(&cfg);
+	if (!ret && dial9_get_stats(&st) == 0 && !st.sched_backend[0]) {
+		fprintf(stderr,
+			"dial9 record: cannot record the scheduling of %s %d: %s.\n"
+			"It needs CAP_PERFMON (e.g. run as root), or run as the owner of a process\n"
+			"that links libdial9 and let it record itself.\n",
+			child > 0 ? "command" : "process", pids[0],
+			dial9_strerror(st.sched_error));
+		dial9_stop();
+		ret = -EPERM;
+	} else if (ret) {
+		fprintf(stderr, "dial9 record: cannot start recording into %s: %s\n",
+			cfg.trace_dir, dial9_strerror(ret));
+	}
+	if (ret) {
+		if (child > 0) {
+			close(go[1]);	/* the child exits without running */
+			wait_child(child, &status);
+		}
+		return 1;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (child > 0) {
+		if (write(go[1], "g", 1) != 1)
+			perror("dial9 record: start the command");
+		close(go[1]);
+		/* Ctrl-C reaches the command too; we stop when it exits. */
+		wait_child(child, &status);
+	} else {
+		while (!stop_requested) {
+			int left = 0;
+			struct timespec ts = { 0, 100000000 };
+
+			for (int i = 0; i < npids; i++)
+				left += alive(pids[i]);
+			if (!left)
+				break;
+			nanosleep(&ts, NULL);
+		}
+	}
+	dial9_stop();
+	dial9_get_stats(&st);
+	fprintf(stderr, "dial9 record: %llu scheduler events from %s, %llu lost; %llu segments in %s\n",
+		(unsigned long long)st.sched_events, st.sched_backend,
+		(unsigned long long)st.sched_lost,
+		(unsigned long long)st.segments_sealed, st.dir);
+	if (child > 0)
+		return WIFEXITED(status) ? WEXITSTATUS(status) :
+		       128 + WTERMSIG(status);
+	return 0;
+}
