@@ -29,7 +29,6 @@ fi
 # 20 load/unload cycles, each with a session recording in between.
 cycles=0
 for i in $(seq 1 20); do
-	echo "# cycle $i"
 	rmmod dial9 || break
 	insmod /dial9.ko || break
 	chmod 0666 /dev/dial9
@@ -38,6 +37,28 @@ for i in $(seq 1 20); do
 	cycles=$i
 done
 if [ "$cycles" -eq 20 ]; then ok "20 load/unload cycles with a session each"; else notok "load/unload stopped after $cycles cycles"; fi
+
+# dial9 record on an unmodified program (and its children): ordinary
+# segments with its scheduling, read back by dial9 info and dial9 sched.
+if [ -x /bin/dial9 ]; then
+	rm -rf /tmp/rec
+	dial9 record -o /tmp/rec --children -- sh -c \
+		'for i in 1 2 3 4 5 6 7 8; do sleep 0.01; done; exit 3' 2>/tmp/rec.err
+	rc=$?
+	sed 's/^/# /' /tmp/rec.err
+	info=$(dial9 info /tmp/rec)
+	json=$(dial9 sched --json /tmp/rec)
+	echo "$json" | cut -c1-200 | sed 's/^/# /'
+	if [ "$rc" -eq 3 ] && echo "$info" | grep -q 'sched_backend = dial9.ko' &&
+	   echo "$info" | grep -q 'sched.switch_in' &&
+	   echo "$json" | grep -q '"name":"sleep"' &&
+	   echo "$json" | grep -q '"name":"sh"'; then
+		ok "dial9 record -- sh: the command's and its children's scheduling, exit status kept"
+	else
+		notok "dial9 record -- sh (rc=$rc)"
+		echo "$info" | sed 's/^/# /'
+	fi
+fi
 
 # CPU hotplug: rings exist for every possible CPU; sessions work while a
 # CPU is offline, and across it coming back.
