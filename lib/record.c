@@ -42,6 +42,10 @@ struct reg_entry {
 	uint32_t need;  /* worst-case event size without string bytes */
 	bool var;       /* has STR, BYTES or ISTR fields */
 	bool istr;      /* has ISTR fields */
+	/* nfields if every field is U64, I64, BOOL or F64 and there are at
+	 * most DIAL9__MAX_SCALARS of them (dial9__emit_scalars), else -1 */
+	int16_t scalars;
+	uint8_t fixed;  /* scalar types: bit i set if field i is F64 */
 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -113,8 +117,16 @@ uint32_t d9_register(struct dial9_event_type *t)
 	}
 	free(pl);
 	reg[reg_next].need = 1 + 3 + D9_MAX_VARINT + 10;
+	reg[reg_next].scalars = t->nfields <= DIAL9__MAX_SCALARS ?
+					(int16_t)t->nfields : -1;
 	for (unsigned int i = 0; i < t->nfields; i++) {
 		uint8_t ft = t->fields[i].type;
+
+		if (ft == DIAL9_F64 && i < DIAL9__MAX_SCALARS)
+			reg[reg_next].fixed |= (uint8_t)(1u << i);
+		if (ft != DIAL9_U64 && ft != DIAL9_I64 && ft != DIAL9_BOOL &&
+		    ft != DIAL9_F64)
+			reg[reg_next].scalars = -1;
 
 		reg[reg_next].need += (uint32_t)d9_value_max(ft, 0);
 		if (ft == DIAL9_ISTR) {
@@ -312,21 +324,129 @@ static void count_lost(uint64_t n)
 	atomic_fetch_add(&d9_rs.coll->lost_events, n);
 }
 
-/* Make room for need bytes in the current batch. */
-static struct d9_cursor *reserve(struct d9_thread *th, size_t need)
+static bool schema_sent(const struct d9_thread *th, uint32_t id)
+{
+	return th->schema_sent[id / 64] & (1ull << (id % 64));
+}
+
+/*
+ * Make room for need bytes in the current batch, plus the type's schema
+ * frame if this batch has not carried it yet (written here). NULL if the
+ * event cannot be recorded: no buffer, or larger than a whole buffer.
+ */
+static __attribute__((noinline)) struct d9_cursor *
+reserve_slow(struct d9_thread *th, uint32_t id, const struct reg_entry *re,
+	     size_t need)
 {
 	struct d9_cursor *c = th->cur;
 
-	if (D9_LIKELY(c->b && (size_t)(c->end - c->p) >= need))
-		return c;
-	submit(c);
-	if (!new_batch(th, c))
-		return NULL;
-	if ((size_t)(c->end - c->p) < need) {
-		atomic_fetch_add(&d9_rs.oversize, 1);
-		return NULL;
+	for (int fresh = 0;; fresh++) {
+		size_t total = need + (schema_sent(th, id) ? 0 : re->len);
+
+		if (c->b && (size_t)(c->end - c->p) >= total)
+			break;
+		if (fresh) {
+			atomic_fetch_add(&d9_rs.oversize, 1);
+			return NULL;
+		}
+		submit(c);
+		if (!new_batch(th, c))
+			return NULL;
+	}
+	if (!schema_sent(th, id)) {
+		memcpy(c->p, re->frame, re->len);
+		c->p += re->len;
+		th->schema_sent[id / 64] |= 1ull << (id % 64);
 	}
 	return c;
+}
+
+/* The common case, one test: the schema is in the batch and need fits. */
+static inline struct d9_cursor *reserve(struct d9_thread *th, uint32_t id,
+					const struct reg_entry *re, size_t need)
+{
+	struct d9_cursor *c = th->cur;
+
+	if (D9_LIKELY(schema_sent(th, id) && c->b &&
+		      (size_t)(c->end - c->p) >= need))
+		return c;
+	return reserve_slow(th, id, re, need);
+}
+
+/* Timestamp (a reset frame first if the delta does not fit), then the
+ * event tag; returns where the field values go. */
+static inline uint8_t *put_event_head(struct d9_cursor *c, uint32_t id,
+				      uint64_t ts)
+{
+	uint8_t *p = c->p;
+	uint64_t d = ts - c->ts_base; /* wraps if ts < base: a reset */
+
+	if (D9_UNLIKELY(d > D9_MAX_DELTA)) {
+		*p++ = D9_F_TS_RESET;
+		*p++ = 8;
+		p = d9_put_u64le(p, ts);
+		d = 0;
+	}
+	c->ts_base = ts;
+	if (D9_LIKELY(id < D9_EVENT_INLINE_IDS)) {
+		*p++ = (uint8_t)(D9_F_EVENT_BASE + id);
+	} else {
+		*p++ = D9_F_EVENT_EXT;
+		p = d9_put_varint(p, id);
+	}
+	return d9_put_varint(p, d);
+}
+
+/*
+ * Record an event whose fields are all U64, I64, BOOL or F64, given as
+ * words: the value, zigzag(i64), 0/1 or the IEEE bits. re->scalars must
+ * equal n. Varints for all but the F64 fields (bits in re->fixed).
+ */
+static inline void emit_words(uint32_t id, const struct reg_entry *re,
+			      const uint64_t *w, unsigned int n)
+{
+	struct d9_thread *th = self();
+	struct d9_cursor *c;
+	uint8_t *p;
+
+	if (D9_UNLIKELY(!th))
+		return;
+	enter(th);
+	c = reserve(th, id, re, re->need);
+	if (D9_UNLIKELY(!c)) {
+		count_lost(1);
+		leave(th);
+		return;
+	}
+	p = put_event_head(c, id, d9_now());
+	if (D9_LIKELY(!re->fixed)) {
+		for (unsigned int i = 0; i < n; i++)
+			p = d9_put_varint(p, w[i]);
+	} else {
+		for (unsigned int i = 0; i < n; i++)
+			p = re->fixed & (1u << i) ? d9_put_u64le(p, w[i]) :
+						    d9_put_varint(p, w[i]);
+	}
+	c->p = p;
+	c->nevents++;
+	leave(th);
+}
+
+void dial9__emit_scalars(struct dial9_event_type *t, const uint64_t *w,
+			 unsigned int n)
+{
+	uint32_t id = __atomic_load_n(&t->id, __ATOMIC_ACQUIRE);
+
+	if (D9_UNLIKELY(!id) && !(id = d9_register(t)))
+		goto invalid;
+	/* the caller's types were matched against t->fields when it was
+	 * compiled; here only the count and the type's shape */
+	if (D9_UNLIKELY(reg[id].scalars != (int)n || n != t->nfields))
+		goto invalid;
+	emit_words(id, &reg[id], w, n);
+	return;
+invalid:
+	atomic_fetch_add_explicit(&d9_rs.invalid, 1, memory_order_relaxed);
 }
 
 static uint64_t hash_bytes(const void *p, size_t n)
@@ -385,7 +505,6 @@ void dial9__emit(struct dial9_event_type *t, const struct dial9_value *v,
 	struct d9_thread *th;
 	struct d9_cursor *c;
 	size_t need;
-	uint64_t ts;
 	uint8_t *p;
 
 	if (D9_UNLIKELY(!id) && !(id = d9_register(t)))
@@ -401,6 +520,14 @@ void dial9__emit(struct dial9_event_type *t, const struct dial9_value *v,
 		    !(ft == DIAL9_ISTR && v[i].type == DIAL9_STR))
 			goto invalid;
 	}
+	if (re->scalars >= 0) {
+		uint64_t w[DIAL9__MAX_SCALARS];
+
+		for (unsigned int i = 0; i < n; i++)
+			w[i] = dial9__word(t->fields[i].type, &v[i]);
+		emit_words(id, re, w, n);
+		return;
+	}
 	if (re->var)
 		for (unsigned int i = 0; i < n; i++)
 			if (t->fields[i].type == DIAL9_ISTR ||
@@ -411,40 +538,18 @@ void dial9__emit(struct dial9_event_type *t, const struct dial9_value *v,
 	if (D9_UNLIKELY(!th))
 		return;
 	enter(th);
-	if (!(th->schema_sent[id / 64] & (1ull << (id % 64))))
-		need += re->len;
-	c = reserve(th, need);
+	c = reserve(th, id, re, need);
 	if (D9_UNLIKELY(!c)) {
 		count_lost(1);
 		leave(th);
 		return;
-	}
-	if (!(th->schema_sent[id / 64] & (1ull << (id % 64)))) {
-		memcpy(c->p, re->frame, re->len);
-		c->p += re->len;
-		th->schema_sent[id / 64] |= 1ull << (id % 64);
 	}
 	if (re->istr)
 		for (unsigned int i = 0; i < n; i++)
 			if (t->fields[i].type == DIAL9_ISTR)
 				sids[i] = intern(th, c, v[i].str.ptr,
 						 v[i].str.len);
-	ts = d9_now();
-	p = c->p;
-	if (D9_UNLIKELY(ts < c->ts_base || ts - c->ts_base > D9_MAX_DELTA)) {
-		*p++ = D9_F_TS_RESET;
-		*p++ = 8;
-		p = d9_put_u64le(p, ts);
-		c->ts_base = ts;
-	}
-	if (id < D9_EVENT_INLINE_IDS) {
-		*p++ = (uint8_t)(D9_F_EVENT_BASE + id);
-	} else {
-		*p++ = D9_F_EVENT_EXT;
-		p = d9_put_varint(p, id);
-	}
-	p = d9_put_varint(p, ts - c->ts_base);
-	c->ts_base = ts;
+	p = put_event_head(c, id, d9_now());
 	for (unsigned int i = 0; i < n; i++) {
 		switch (t->fields[i].type) {
 		case DIAL9_U64:

@@ -395,34 +395,53 @@ static inline bool dial9_enabled(void)
 	return __builtin_expect(dial9__active != 0, 0);
 }
 
+/*
+ * The value constructors set only the members they use, member by member:
+ * an initializer would zero the whole struct first, and GCC then builds
+ * it in memory with overlapping stores instead of in registers, which
+ * costs more than the rest of a record call.
+ */
 static inline struct dial9_value dial9_u64(uint64_t v)
 {
-	struct dial9_value x = { .type = DIAL9_U64, .u64 = v };
+	struct dial9_value x;
+
+	x.type = DIAL9_U64;
+	x.u64 = v;
 	return x;
 }
 static inline struct dial9_value dial9_i64(int64_t v)
 {
-	struct dial9_value x = { .type = DIAL9_I64, .i64 = v };
+	struct dial9_value x;
+
+	x.type = DIAL9_I64;
+	x.i64 = v;
 	return x;
 }
 static inline struct dial9_value dial9_f64(double v)
 {
-	struct dial9_value x = { .type = DIAL9_F64, .f64 = v };
+	struct dial9_value x;
+
+	x.type = DIAL9_F64;
+	x.f64 = v;
 	return x;
 }
 static inline struct dial9_value dial9_bool(bool v)
 {
-	struct dial9_value x = { .type = DIAL9_BOOL, .b = v };
+	struct dial9_value x;
+
+	x.type = DIAL9_BOOL;
+	x.b = v;
 	return x;
 }
 /* s must be NUL-terminated; copied into the trace at record time. */
 static inline struct dial9_value dial9_str(const char *s)
 {
 	size_t n = 0;
-	struct dial9_value x = { .type = DIAL9_STR };
+	struct dial9_value x;
 
 	while (s && s[n])
 		n++;
+	x.type = DIAL9_STR;
 	x.str.ptr = s;
 	x.str.len = n;
 	return x;
@@ -437,8 +456,9 @@ static inline struct dial9_value dial9_istr(const char *s)
 }
 static inline struct dial9_value dial9_bytes(const void *p, size_t len)
 {
-	struct dial9_value x = { .type = DIAL9_BYTES };
+	struct dial9_value x;
 
+	x.type = DIAL9_BYTES;
 	x.str.ptr = p;
 	x.str.len = len;
 	return x;
@@ -473,22 +493,122 @@ static inline struct dial9_value dial9_bytes(const void *p, size_t len)
 		  var##__dial9_f + 1, 0 }                                  \
 	}
 
-#define DIAL9__EMIT(typep, ...)                                           \
+/*
+ * Typed fast path. An event type whose fields are all U64, I64, BOOL or
+ * F64 (at most DIAL9__MAX_SCALARS) is recorded through
+ * dial9__emit_scalars(), which takes each value as one 64-bit word
+ * (the value, zigzag(i64), 0/1, or the IEEE bits of an f64) and skips the
+ * library's per-value type dispatch. Whether a declaration qualifies is
+ * decided from its static const field array, which the compiler folds at
+ * compile time; each value's type is still compared with its field's
+ * (folded away where the compiler can see the value's constructor), and
+ * a call that does not match goes to dial9__emit(), which drops and
+ * counts it. Everything else goes through dial9__emit().
+ */
+#define DIAL9__MAX_SCALARS 8
+
+__attribute__((visibility("default"))) void
+dial9__emit_scalars(struct dial9_event_type *t, const uint64_t *w,
+		    unsigned int n);
+
+static inline __attribute__((always_inline)) int
+dial9__scalar_type(uint8_t type)
+{
+	return type == DIAL9_U64 || type == DIAL9_I64 || type == DIAL9_BOOL ||
+	       type == DIAL9_F64;
+}
+
+/* Field i is absent or a scalar. Unrolled below, not a loop: GCC folds
+ * the unrolled form to a constant. */
+static inline __attribute__((always_inline)) int
+dial9__scalar_field(const struct dial9_field *f, unsigned int n,
+		    unsigned int i)
+{
+	return n <= i || dial9__scalar_type(f[i].type);
+}
+
+/* 1 if the declaration has nfields == n fields, all of them scalars. */
+static inline __attribute__((always_inline)) int
+dial9__scalar_decl(const struct dial9_field *f, unsigned int nfields,
+		   unsigned int n)
+{
+	return nfields == n && n <= DIAL9__MAX_SCALARS &&
+	       dial9__scalar_field(f, n, 0) && dial9__scalar_field(f, n, 1) &&
+	       dial9__scalar_field(f, n, 2) && dial9__scalar_field(f, n, 3) &&
+	       dial9__scalar_field(f, n, 4) && dial9__scalar_field(f, n, 5) &&
+	       dial9__scalar_field(f, n, 6) && dial9__scalar_field(f, n, 7);
+}
+
+/* A value as the word dial9__emit_scalars() takes, by its field's type. */
+static inline __attribute__((always_inline)) uint64_t
+dial9__word(uint8_t type, const struct dial9_value *v)
+{
+	union {
+		double d;
+		uint64_t u;
+	} bits;
+
+	switch (type) {
+	case DIAL9_I64:
+		return ((uint64_t)v->i64 << 1) ^ (uint64_t)(v->i64 >> 63);
+	case DIAL9_BOOL:
+		return v->b ? 1 : 0;
+	case DIAL9_F64:
+		bits.d = v->f64;
+		return bits.u;
+	default:
+		return v->u64;
+	}
+}
+
+static inline __attribute__((always_inline)) void
+dial9__emit_values(struct dial9_event_type *t, const struct dial9_field *f,
+		   unsigned int nfields, const struct dial9_value *v,
+		   unsigned int n)
+{
+	if (dial9__scalar_decl(f, nfields, n)) {
+		uint64_t w[DIAL9__MAX_SCALARS];
+		int ok = 1;
+
+		w[0] = 0; /* n == 0: still initialized */
+
+		/* unrolled so that f[i].type is a constant in each step */
+#define DIAL9__WORD(i)                                                    \
+	if (n > i) {                                                      \
+		ok &= v[i].type == f[i].type;                             \
+		w[i] = dial9__word(f[i].type, &v[i]);                     \
+	}
+		DIAL9__WORD(0) DIAL9__WORD(1) DIAL9__WORD(2) DIAL9__WORD(3)
+		DIAL9__WORD(4) DIAL9__WORD(5) DIAL9__WORD(6) DIAL9__WORD(7)
+#undef DIAL9__WORD
+		if (__builtin_expect(ok, 1)) {
+			dial9__emit_scalars(t, w, n);
+			return;
+		}
+	}
+	dial9__emit(t, v, n);
+}
+
+#define DIAL9__EMIT(typep, fields, ...)                                   \
 	do {                                                              \
 		if (dial9_enabled()) {                                    \
 			const struct dial9_value dial9__v[] = {           \
 				{ 0 }, __VA_ARGS__                        \
 			};                                                \
-			dial9__emit((typep), dial9__v + 1,                \
-				    DIAL9__NARGS(dial9__v));              \
+			dial9__emit_values((typep), (fields) + 1,         \
+					   DIAL9__NARGS(fields),          \
+					   dial9__v + 1,                  \
+					   DIAL9__NARGS(dial9__v));       \
 		}                                                         \
 	} while (0)
 
 /* DIAL9_EMIT(req_done, dial9_u64(200), dial9_str(path)); */
-#define DIAL9_EMIT(var, ...) DIAL9__EMIT(&(var), __VA_ARGS__)
+#define DIAL9_EMIT(var, ...) DIAL9__EMIT(&(var), var##__dial9_f, __VA_ARGS__)
 /* Fields given at begin; the end event carries the values at the end. */
-#define DIAL9_SPAN_BEGIN(var, ...) DIAL9__EMIT(&(var).begin, __VA_ARGS__)
-#define DIAL9_SPAN_END(var, ...) DIAL9__EMIT(&(var).end, __VA_ARGS__)
+#define DIAL9_SPAN_BEGIN(var, ...)                                        \
+	DIAL9__EMIT(&(var).begin, var##__dial9_f, __VA_ARGS__)
+#define DIAL9_SPAN_END(var, ...)                                          \
+	DIAL9__EMIT(&(var).end, var##__dial9_f, __VA_ARGS__)
 
 /* Counters (increments) and gauges (levels) with a unit, e.g. "bytes".
  * name and unit are interned: pass strings that repeat. */
