@@ -33,7 +33,9 @@ deps:
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
-EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+# Examples that need only the UAPI header; contention.c links libdial9.
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,\
+	$(filter-out examples/contention.c,$(wildcard examples/*.c)))
 examples: $(EXAMPLES)
 
 $(BUILD)/examples/%: examples/%.c uapi/linux/dial9.h
@@ -69,10 +71,11 @@ test-kmod: deps vm-payload
 
 # The main job end to end: the module in a VM, a program under contention
 # recording itself through /dev/dial9, and its scheduling-delay report.
-demo: deps vm-payload
+demo: deps vm-payload $(BUILD)/vm-bin/contention
 	@tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module dial9.ko \
-		--example $(BUILD)/examples/dial9-read \
-		--file $(BUILD)/examples/dial9-demo --demo "dial9-demo" \
+		--example $(BUILD)/examples/dial9-read --file $(VM_DIAL9) \
+		--file $(BUILD)/vm-bin/contention \
+		--demo "contention /tmp/demo && dial9 sched --top 5 /tmp/demo" \
 		--out $(BUILD)/demo | grep -v -E '^\s*\[|^DIAL9-VM: (dmesg|done)'
 
 test-dkms: deps
@@ -90,6 +93,10 @@ $(BUILD)/tests/sched/%: tests/sched/%.c $(LIB_A) lib/include/dial9.h
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(KTEST_CFLAGS) -Ilib/include -static -pthread \
 		-o $@ $< $(LIB_A) -luring
+
+$(BUILD)/vm-bin/contention: examples/contention.c $(LIB_A) lib/include/dial9.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilib/include -static -pthread -o $@ $< $(LIB_A) -luring
 
 $(VM_DIAL9): $(TOOL_SRCS) $(TOOL_HDRS) $(LIB_A)
 	@mkdir -p $(dir $@)

@@ -135,6 +135,10 @@ static void dial9_probe_switch(void *data, bool preempt,
 		see_prev = own_prev || s->privileged;
 		see_next = own_next || s->privileged;
 		rec.hdr.flags = flags;
+		if (own_prev)
+			rec.hdr.flags |= DIAL9_SWITCH_PREV_TARGET;
+		if (own_next)
+			rec.hdr.flags |= DIAL9_SWITCH_NEXT_TARGET;
 		if (!see_prev)
 			rec.hdr.flags &= ~(DIAL9_SWITCH_PREEMPT |
 					   DIAL9_SWITCH_PREV_RUNNABLE);
@@ -172,12 +176,16 @@ static void dial9_wake(struct task_struct *p, u16 type, u32 event)
 			rec.hdr.type = type;
 			rec.hdr.size = sizeof(rec);
 			rec.hdr.time_ns = ktime_get_mono_fast_ns();
-			/* In an interrupt, current is only who was interrupted. */
-			if (in_hardirq() || in_serving_softirq())
-				rec.hdr.flags = DIAL9_WAKE_FROM_IRQ;
 			rec.target_cpu = task_cpu(p);
 			filled = true;
 		}
+		/* In an interrupt, current is only who was interrupted. */
+		rec.hdr.flags = in_hardirq() || in_serving_softirq() ?
+				DIAL9_WAKE_FROM_IRQ : 0;
+		if (own_p)
+			rec.hdr.flags |= DIAL9_WAKE_TASK_TARGET;
+		if (own_waker)
+			rec.hdr.flags |= DIAL9_WAKE_WAKER_TARGET;
 		dial9_ids(s, p, own_p, &rec.tid, &rec.tgid);
 		dial9_ids(s, waker, own_waker, &rec.waker_tid, &rec.waker_tgid);
 		rec.prio = (own_p || s->privileged) ? p->prio : 0;

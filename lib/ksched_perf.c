@@ -446,6 +446,7 @@ static int perf_waking(struct dial9_perf *p, const unsigned char *r,
 			wk.tgid = p->tasks[i].tgid;
 	wk.waker_tid = id.tid;
 	wk.waker_tgid = id.pid;
+	wk.hdr.flags = DIAL9_WAKE_WAKER_TARGET | (wk.tgid ? DIAL9_WAKE_TASK_TARGET : 0);
 	wk.target_cpu = (uint32_t)cpu;
 	t = task_of(p, id.tid);
 	if (t)
@@ -523,6 +524,7 @@ static int perf_record(struct dial9_perf *p, const unsigned char *r,
 		sw.next_tid = sw.next_tgid = DIAL9_TID_REDACTED;
 		sw.prev_state = preempted ? DIAL9_STATE_RUNNING :
 					    DIAL9_STATE_SLEEPING;
+		sw.hdr.flags |= DIAL9_SWITCH_PREV_TARGET;
 		if (preempted)
 			sw.hdr.flags |= DIAL9_SWITCH_PREV_RUNNABLE;
 		t->runnable_since = preempted ? id.time : 0;
@@ -530,6 +532,7 @@ static int perf_record(struct dial9_perf *p, const unsigned char *r,
 		sw.prev_tid = sw.prev_tgid = DIAL9_TID_REDACTED;
 		sw.next_tid = id.tid;
 		sw.next_tgid = id.pid;
+		sw.hdr.flags |= DIAL9_SWITCH_NEXT_TARGET;
 		/* Only a preempted thread's wait is known here. */
 		if (t->runnable_since && id.time >= t->runnable_since) {
 			sw.next_wait_ns = id.time - t->runnable_since;

@@ -116,7 +116,9 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 	case DIAL9_REC_SWITCH:
 		if (h->size < sizeof(*sw))
 			return -EPROTO;
-		if (sw->prev_tid != DIAL9_TID_REDACTED && sw->prev_tid) {
+		/* Only the recorded tasks get switch events of their own. */
+		if ((h->flags & DIAL9_SWITCH_PREV_TARGET) && sw->prev_tid &&
+		    sw->prev_tid != DIAL9_TID_REDACTED) {
 			v[0] = dial9_u64(sw->prev_tid);
 			v[1] = dial9_u64(sw->prev_tgid);
 			v[2] = dial9_u64(h->cpu);
@@ -125,7 +127,8 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 			v[5] = dial9_u64(sw->next_tid);
 			ret = emit(kt, KT_SWITCH_OUT, h->time_ns, v);
 		}
-		if (!ret && sw->next_tid != DIAL9_TID_REDACTED && sw->next_tid) {
+		if (!ret && (h->flags & DIAL9_SWITCH_NEXT_TARGET) &&
+		    sw->next_tid && sw->next_tid != DIAL9_TID_REDACTED) {
 			v[0] = dial9_u64(sw->next_tid);
 			v[1] = dial9_u64(sw->next_tgid);
 			v[2] = dial9_u64(h->cpu);

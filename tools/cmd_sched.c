@@ -165,8 +165,12 @@ static void live_record(void *ctx, const struct dial9_rec_header *h)
 
 	switch (h->type) {
 	case DIAL9_REC_SWITCH:
-		sched_stats_out(l->st, h->time_ns, sw->prev_tid, sw->prev_tgid,
-				h->flags & DIAL9_SWITCH_PREV_RUNNABLE);
+		if (h->flags & DIAL9_SWITCH_PREV_TARGET)
+			sched_stats_out(l->st, h->time_ns, sw->prev_tid,
+					sw->prev_tgid,
+					h->flags & DIAL9_SWITCH_PREV_RUNNABLE);
+		if (!(h->flags & DIAL9_SWITCH_NEXT_TARGET))
+			break;
 		sched_stats_in(l->st, h->time_ns, sw->next_tid, sw->next_tgid,
 			       h->flags & DIAL9_SWITCH_WAIT_VALID,
 			       sw->next_wait_ns);

@@ -254,15 +254,19 @@ void cli_decode_error(const char *path, int err, uint64_t off)
 }
 
 /* Progress on stderr for long work, only when stderr is a terminal. */
+static bool progress_shown;
+
 void cli_progress(const char *what, int i, int n, const char *path)
 {
 	if (n < 2 || !isatty(2))
 		return;
 	fprintf(stderr, "\r\033[K%s: %d/%d %s", what, i + 1, n, path);
+	progress_shown = true;
 }
 
 void cli_progress_done(void)
 {
-	if (isatty(2))
+	if (progress_shown)
 		fprintf(stderr, "\r\033[K");
+	progress_shown = false;
 }

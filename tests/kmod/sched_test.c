@@ -94,7 +94,13 @@ TEST(pingpong_switch_and_wake_records)
 			if ((pid_t)sw->prev_tid == p.tid_a ||
 			    (pid_t)sw->prev_tid == p.tid_b) {
 				EXPECT_EQ(getpid(), (pid_t)sw->prev_tgid);
+				EXPECT_TRUE(r->flags & DIAL9_SWITCH_PREV_TARGET);
 			}
+			/* Only this process's tasks are targets. */
+			if (sw->next_tgid != (uint32_t)getpid())
+				EXPECT_FALSE(r->flags & DIAL9_SWITCH_NEXT_TARGET);
+			if (sw->prev_tgid != (uint32_t)getpid())
+				EXPECT_FALSE(r->flags & DIAL9_SWITCH_PREV_TARGET);
 			if (sw->prev_tgid != (uint32_t)getpid() &&
 			    sw->next_tgid != (uint32_t)getpid())
 				foreign++;

@@ -31,6 +31,11 @@
  * record that fits is preceded by a LOST record carrying the number dropped
  * since the previous LOST record.  ctrl->lost is the running total.
  *
+ * A session records the tasks of its targets (by default the opener's
+ * process), or every task if system-wide; records also show the other
+ * side of a switch or wake-up, redacted unless the session has
+ * CAP_PERFMON.  The *_TARGET flags say which sides are recorded tasks.
+ *
  * Timestamps are CLOCK_MONOTONIC nanoseconds, the clock of userspace
  * clock_gettime(CLOCK_MONOTONIC); on one CPU they never go backwards.
  * Task ids are as seen from the initial pid namespace.  Records never carry
@@ -193,6 +198,8 @@ struct dial9_rec_lost {
 #define DIAL9_SWITCH_PREEMPT	(1U << 0)	/* prev was preempted */
 #define DIAL9_SWITCH_PREV_RUNNABLE (1U << 1)	/* prev stays on the runqueue */
 #define DIAL9_SWITCH_WAIT_VALID	(1U << 2)	/* next_wait_ns is known */
+#define DIAL9_SWITCH_PREV_TARGET (1U << 3)	/* prev is a task recorded */
+#define DIAL9_SWITCH_NEXT_TARGET (1U << 4)	/* next is a task recorded */
 
 struct dial9_rec_switch {
 	struct dial9_rec_header hdr;
@@ -223,6 +230,8 @@ struct dial9_rec_switch {
 
 /* dial9_rec_wake.hdr.flags */
 #define DIAL9_WAKE_FROM_IRQ	(1U << 0)	/* waker is who was interrupted */
+#define DIAL9_WAKE_TASK_TARGET	(1U << 1)	/* the woken task is recorded */
+#define DIAL9_WAKE_WAKER_TARGET	(1U << 2)	/* the waker is recorded */
 
 /* DIAL9_REC_WAKING, DIAL9_REC_WAKEUP, DIAL9_REC_WAKEUP_NEW */
 struct dial9_rec_wake {
