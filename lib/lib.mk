@@ -27,7 +27,7 @@ LIB_SRCS := $(wildcard lib/*.c)
 LIB_HDRS := lib/include/dial9.h $(wildcard lib/*.h)
 LIB_CPPFLAGS := -D_GNU_SOURCE -Ilib/include -Ilib -Iuapi
 LIB_CFLAGS := -std=gnu11 -O2 -g $(WARN) -pthread
-LIB_LDLIBS := -luring -pthread
+LIB_LDLIBS := -luring -llz4 -lcurl -lcrypto -pthread
 
 LIB_SO := $(LIB_B)/libdial9.so.$(LIB_VERSION)
 LIB_A := $(LIB_B)/libdial9.a
@@ -87,12 +87,24 @@ install-lib: lib tools
 TOOL_SRCS := $(wildcard tools/*.c)
 TOOL_HDRS := $(wildcard tools/*.h)
 
+# The HTML report page (tools/report.html) is compiled in as a C array.
+TOOL_GEN := $(BUILD)/tools/report_html.c
+
 tools: $(BUILD)/tools/dial9
 
-$(BUILD)/tools/dial9: $(TOOL_SRCS) $(TOOL_HDRS) lib/include/dial9.h $(LIB_A)
+$(BUILD)/tools/report_html.c: tools/report.html
+	@mkdir -p $(dir $@)
+	{ echo '/* generated from tools/report.html by lib/lib.mk */'; \
+	  echo 'const char dial9_report_html[] = {'; \
+	  od -An -v -tx1 $< | sed -e 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0 };'; \
+	  echo 'const unsigned long dial9_report_html_len = sizeof(dial9_report_html) - 1;'; \
+	} > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/tools/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) lib/include/dial9.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -Ilib/include -Iuapi \
-		-o $@ $(TOOL_SRCS) $(LIB_A) $(LIB_LDLIBS)
+		-o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
 
 # ---- tests -------------------------------------------------------------------
 # Each test links the library sources compiled with the same sanitizers,
@@ -163,15 +175,25 @@ fuzz: fuzz-build
 	done
 
 # ---- benchmark ---------------------------------------------------------------
+# record_bench runs lttng_bench (an LTTng-UST tracepoint provider) in a
+# session of its own where liblttng-ust-dev is installed; without it the
+# LTTng column says why.
 BENCH_B := $(BUILD)/bench
+BENCH_LTTNG := $(shell pkg-config --exists lttng-ust 2>/dev/null && echo yes)
+BENCH_CFLAGS := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -Ilib/include -Ibench
 
-bench: $(BENCH_B)/record_bench
-	$(BENCH_B)/record_bench
+bench: $(BENCH_B)/record_bench $(if $(BENCH_LTTNG),$(BENCH_B)/lttng_bench)
+	$(BENCH_B)/record_bench --lttng $(CURDIR)/$(BENCH_B)/lttng_bench $(BENCH_EVENTS)
 
-$(BENCH_B)/record_bench: bench/record_bench.c $(LIB_A) lib/include/dial9.h
+$(BENCH_B)/record_bench: bench/record_bench.c bench/bench_time.h $(LIB_A) \
+		lib/include/dial9.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -Ilib/include \
-		-o $@ $< $(LIB_A) $(LIB_LDLIBS)
+	$(CC) $(BENCH_CFLAGS) -o $@ $< $(LIB_A) $(LIB_LDLIBS)
+
+$(BENCH_B)/lttng_bench: bench/lttng_bench.c bench/lttng_tp.h bench/bench_time.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $$(pkg-config --cflags lttng-ust) -o $@ $< \
+		$$(pkg-config --libs lttng-ust) -ldl -pthread
 
 lib-clean:
 	rm -rf $(LIB_B) $(BUILD)/tools $(LIB_T) $(FUZZ_B) $(BENCH_B)
