@@ -38,6 +38,7 @@ struct dial9_ksched {
 	unsigned char **data;
 	struct kq *q;
 	struct dial9_perf *perf;	/* the perf backend, if used */
+	struct dial9_sstat *sstat;	/* the schedstat backend, if used */
 };
 
 /* Append @s to the string in @d (replace it if @reset), truncating. */
@@ -221,7 +222,10 @@ int dial9_ksched_open(struct dial9_ksched **out,
 	} else {
 		snprintf(modwhy, sizeof(modwhy), "module not requested");
 	}
-	ret = dial9_perf_open(&k->perf, o, k->reason, sizeof(k->reason));
+	ret = o->schedstat_only ? -ENODEV :
+	      dial9_perf_open(&k->perf, o, k->reason, sizeof(k->reason));
+	if (o->schedstat_only)
+		str_append(k->reason, sizeof(k->reason), "not requested", true);
 	if (!ret) {
 		k->backend = "perf";
 		k->ncpu = 1;
@@ -239,10 +243,32 @@ int dial9_ksched_open(struct dial9_ksched **out,
 		*out = k;
 		return 0;
 	}
-	if (why && whylen) {
-		str_append(why, whylen, modwhy, true);
-		str_append(why, whylen, "; perf: ", false);
-		str_append(why, whylen, k->reason, false);
+	/* The last resort: cumulative counters from /proc. */
+	{
+		char perfwhy[256], sswhy[256] = "";
+
+		str_append(perfwhy, sizeof(perfwhy), k->reason, true);
+		if (!dial9_sstat_open(&k->sstat, o, sswhy, sizeof(sswhy))) {
+			k->backend = "schedstat";
+			k->ncpu = 1;
+			k->q = calloc(1, sizeof(*k->q));
+			if (!k->q) {
+				dial9_ksched_close(k);
+				return -ENOMEM;
+			}
+			str_append(k->reason, sizeof(k->reason), modwhy, true);
+			str_append(k->reason, sizeof(k->reason), "; perf: ", false);
+			str_append(k->reason, sizeof(k->reason), perfwhy, false);
+			*out = k;
+			return 0;
+		}
+		if (why && whylen) {
+			str_append(why, whylen, modwhy, true);
+			str_append(why, whylen, "; perf: ", false);
+			str_append(why, whylen, perfwhy, false);
+			str_append(why, whylen, "; schedstat: ", false);
+			str_append(why, whylen, sswhy, false);
+		}
 	}
 	dial9_ksched_close(k);
 	return ret;
@@ -254,6 +280,7 @@ void dial9_ksched_close(struct dial9_ksched *k)
 		return;
 	ksched_module_close(k);
 	dial9_perf_close(k->perf);
+	dial9_sstat_close(k->sstat);
 	for (unsigned int i = 0; k->q && i < k->ncpu; i++)
 		free(k->q[i].buf);
 	free(k->q);
@@ -274,7 +301,7 @@ const char *dial9_ksched_fallback_reason(const struct dial9_ksched *k)
 
 int dial9_ksched_fd(const struct dial9_ksched *k)
 {
-	return k->perf ? dial9_perf_fd(k->perf) : k->fd;
+	return k->perf ? dial9_perf_fd(k->perf) : k->fd;	/* -1: sampled */
 }
 
 uint64_t dial9_ksched_lost(const struct dial9_ksched *k)
@@ -283,7 +310,9 @@ uint64_t dial9_ksched_lost(const struct dial9_ksched *k)
 
 	if (k->perf)
 		return dial9_perf_lost(k->perf);
-	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++)
+	if (k->sstat)
+		return 0;
+	for (unsigned int cpu = 0; k->ctrl && cpu < k->ncpu; cpu++)
 		if (k->ctrl[cpu])
 			lost += __atomic_load_n(&k->ctrl[cpu]->lost,
 						__ATOMIC_RELAXED);
@@ -300,6 +329,8 @@ static int ksched_collect(struct dial9_ksched *k)
 {
 	if (k->perf)
 		return dial9_perf_read(k->perf, perf_push, &k->q[0]);
+	if (k->sstat)
+		return dial9_sstat_read(k->sstat, perf_push, &k->q[0]);
 	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
 		struct dial9_ring_ctrl *c = k->ctrl[cpu];
 		uint64_t head, tail;

@@ -12,6 +12,7 @@
 
 #include "dial9.h"
 #include "ktrace.h"
+#include "ksched_internal.h"
 
 enum {
 	KT_SWITCH_OUT = 1,
@@ -22,6 +23,7 @@ enum {
 	KT_EXIT,
 	KT_LOST,
 	KT_COMM,
+	KT_SCHEDSTAT,
 	KT_NTYPES
 };
 
@@ -59,6 +61,11 @@ static const struct dial9_field f_comm[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "name", DIAL9_ISTR },
 };
 
+static const struct dial9_field f_sstat[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "run_ns", DIAL9_U64 },
+	{ "runq_delay_ns", DIAL9_U64 }, { "timeslices", DIAL9_U64 },
+};
+
 static const struct {
 	const char *name;
 	const struct dial9_field *f;
@@ -72,6 +79,7 @@ static const struct {
 	[KT_EXIT] = { "sched.exit", f_exit, 3 },
 	[KT_LOST] = { "sched.lost", f_lost, 2 },
 	[KT_COMM] = { "sched.comm", f_comm, 3 },
+	[KT_SCHEDSTAT] = { "sched.schedstat", f_sstat, 5 },
 };
 
 int d9_ktrace_begin(struct d9_ktrace *kt)
@@ -189,6 +197,18 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		v[2].str.ptr = cm->comm;
 		v[2].str.len = strnlen(cm->comm, sizeof(cm->comm));
 		return emit(kt, KT_COMM, h->time_ns, v);
+	case D9_REC_SCHEDSTAT: {
+		const struct d9_rec_schedstat *ss = (const void *)h;
+
+		if (h->size < sizeof(*ss))
+			return -EPROTO;
+		v[0] = dial9_u64(ss->tid);
+		v[1] = dial9_u64(ss->tgid);
+		v[2] = dial9_u64(ss->run_ns);
+		v[3] = dial9_u64(ss->delay_ns);
+		v[4] = dial9_u64(ss->slices);
+		return emit(kt, KT_SCHEDSTAT, h->time_ns, v);
+	}
 	default:
 		return 0;	/* a newer module's record: skip */
 	}

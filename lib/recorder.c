@@ -219,7 +219,7 @@ static int check_config(const struct dial9_config *in, struct dial9_config *c)
 	    c->buffer_bytes > (1u << 30) || c->flush_interval_ms < 1 ||
 	    c->flush_interval_ms > 60000 || c->collector_batches < 1 ||
 	    c->collector_batches > (1u << 20) || c->io_backend > DIAL9_IO_PWRITE ||
-	    c->clock > DIAL9_CLOCK_GETTIME || c->sched > DIAL9_SCHED_PERF ||
+	    c->clock > DIAL9_CLOCK_GETTIME || c->sched > DIAL9_SCHED_SCHEDSTAT ||
 	    c->sched_flags & ~(DIAL9_SCHED_NO_SELF | DIAL9_SCHED_CHILDREN |
 			       DIAL9_SCHED_SYSTEM_WIDE) ||
 	    (c->sched_npids && !c->sched_pids) || c->sched_npids > 1024)
@@ -329,7 +329,9 @@ static void ksched_open(struct recorder *r)
 		.children = r->cfg.sched_flags & DIAL9_SCHED_CHILDREN,
 		.pids = r->cfg.sched_pids,
 		.npids = r->cfg.sched_npids,
-		.no_module = r->cfg.sched == DIAL9_SCHED_PERF,
+		.no_module = r->cfg.sched == DIAL9_SCHED_PERF ||
+			     r->cfg.sched == DIAL9_SCHED_SCHEDSTAT,
+		.schedstat_only = r->cfg.sched == DIAL9_SCHED_SCHEDSTAT,
 	};
 	char why[512] = "";
 

@@ -26,10 +26,10 @@
 struct sched_fields {
 	const struct dial9_schema *schema;
 	int kind;
-	int tid, pid, runnable, wait, known, name, count;
+	int tid, pid, runnable, wait, known, name, count, run, slices;
 };
 
-enum { K_OTHER, K_OUT, K_IN, K_MIGRATE, K_COMM, K_LOST };
+enum { K_OTHER, K_OUT, K_IN, K_MIGRATE, K_COMM, K_LOST, K_SSTAT };
 
 static uint64_t fu64(const struct dial9_record *r, int i)
 {
@@ -49,7 +49,7 @@ static void lookup(struct sched_fields *f, const struct dial9_schema *s)
 	} names[] = {
 		{ "sched.switch_out", K_OUT }, { "sched.switch_in", K_IN },
 		{ "sched.migrate", K_MIGRATE }, { "sched.comm", K_COMM },
-		{ "sched.lost", K_LOST },
+		{ "sched.lost", K_LOST }, { "sched.schedstat", K_SSTAT },
 	};
 
 	memset(f, 0, sizeof(*f));
@@ -64,6 +64,8 @@ static void lookup(struct sched_fields *f, const struct dial9_schema *s)
 	f->known = dial9_schema_field_index(s, "delay_known");
 	f->name = dial9_schema_field_index(s, "name");
 	f->count = dial9_schema_field_index(s, "count");
+	f->run = dial9_schema_field_index(s, "run_ns");
+	f->slices = dial9_schema_field_index(s, "timeslices");
 }
 
 static int sched_event(struct sched_stats *st, const struct sched_fields *f,
@@ -90,6 +92,10 @@ static int sched_event(struct sched_stats *st, const struct sched_fields *f,
 		return 0;
 	case K_LOST:
 		st->lost += fu64(r, f->count);
+		return 0;
+	case K_SSTAT:
+		sched_stats_sample(st, r->ts_ns, tid, pid, fu64(r, f->run),
+				   fu64(r, f->wait), fu64(r, f->slices));
 		return 0;
 	}
 	return 0;

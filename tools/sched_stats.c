@@ -181,11 +181,40 @@ void sched_stats_name(struct sched_stats *st, uint64_t time_ns, uint32_t tid,
 	t->name_ns = time_ns;
 }
 
+void sched_stats_sample(struct sched_stats *st, uint64_t time_ns, uint32_t tid,
+			uint32_t tgid, uint64_t run_ns, uint64_t delay_ns,
+			uint64_t slices)
+{
+	struct sched_thread *t = sched_stats_thread(st, tid, tgid);
+
+	seen(st, time_ns);
+	if (!t)
+		return;
+	if (!t->ss_n++) {
+		t->ss_run0 = run_ns;
+		t->ss_delay0 = delay_ns;
+		t->ss_slices0 = slices;
+	}
+	t->ss_run = run_ns;
+	t->ss_delay = delay_ns;
+	t->ss_slices = slices;
+}
+
 void sched_stats_finish(struct sched_stats *st, uint64_t end_ns)
 {
 	for (size_t i = 0; i < st->n; i++) {
 		struct sched_thread *t = &st->threads[i];
 		uint64_t gap = end_ns > t->since ? end_ns - t->since : 0;
+
+		/* Only samples: totals between the first and the last. */
+		if (t->ss_n > 1 && !t->delay_count && !t->voluntary &&
+		    !t->involuntary) {
+			t->sampled = true;
+			t->on_cpu_ns = t->ss_run - t->ss_run0;
+			t->runnable_ns = t->ss_delay - t->ss_delay0;
+			t->delay_sum = t->runnable_ns;
+			t->delay_count = t->ss_slices - t->ss_slices0;
+		}
 
 		if (t->state == ST_RUNNING)
 			t->on_cpu_ns += gap;
@@ -286,7 +315,8 @@ void sched_stats_report(struct sched_stats *st,
 			continue;
 		if (t->delay_max < o->min_delay_ns)
 			continue;
-		if (!t->delay_count && !t->voluntary && !t->involuntary)
+		if (!t->delay_count && !t->voluntary && !t->involuntary &&
+		    !t->sampled)
 			continue;
 		v[n++] = t;
 	}
@@ -312,14 +342,16 @@ void sched_stats_report(struct sched_stats *st,
 				",\"sum_ns\":%" PRIu64 ",\"avg_ns\":%" PRIu64
 				",\"p50_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64
 				",\"max_ns\":%" PRIu64 ",\"max_at_ns\":%" PRIu64
-				"},\"migrations\":%" PRIu64 "}",
+				"},\"migrations\":%" PRIu64
+				",\"sampled\":%s}",
 				t->voluntary + t->involuntary, t->voluntary,
 				t->involuntary, t->on_cpu_ns, t->runnable_ns,
 				t->blocked_ns, t->delay_count, t->delay_sum,
 				t->delay_count ? t->delay_sum / t->delay_count : 0,
 				sched_thread_percentile(t, 50),
 				sched_thread_percentile(t, 99), t->delay_max,
-				t->delay_max_at, t->migrations);
+				t->delay_max_at, t->migrations,
+				t->sampled ? "true" : "false");
 		}
 		fprintf(out, "],\"histogram_us_log2\":[");
 		for (int i = 0; i < SCHED_HIST_BUCKETS; i++)
@@ -354,6 +386,12 @@ void sched_stats_report(struct sched_stats *st,
 				v[i]->tid, v[i]->name[0] ? v[i]->name : "?",
 				v[i]->delay_max / 1e3,
 				v[i]->delay_max_at / 1e9);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i]->sampled) {
+			fprintf(out, "(schedstat samples: runqueue totals and run counts only; no switches, maxima or histogram)\n");
+			break;
+		}
+	}
 	fputc('\n', out);
 	sched_hist_print(st->hist, out);
 	if (st->lost)

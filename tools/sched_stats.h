@@ -22,6 +22,10 @@ struct sched_thread {
 	uint64_t delay_count, delay_sum, delay_max, delay_max_at;
 	uint64_t *delays;		/* every delay, for percentiles */
 	size_t ndelays, cap;
+	/* schedstat samples (first and last), when there are no switches */
+	uint64_t ss_n, ss_run0, ss_delay0, ss_slices0, ss_run, ss_delay,
+		ss_slices;
+	bool sampled;			/* figures come from samples */
 	/* state machine */
 	int state;			/* 0 unknown, 1 running, 2 runnable, 3 blocked */
 	uint64_t since;
@@ -50,6 +54,10 @@ void sched_stats_migrate(struct sched_stats *st, uint64_t time_ns,
 			 uint32_t tid, uint32_t tgid);
 void sched_stats_name(struct sched_stats *st, uint64_t time_ns, uint32_t tid,
 		      uint32_t tgid, const char *name, size_t len);
+/* A cumulative schedstat sample (the schedstat backend). */
+void sched_stats_sample(struct sched_stats *st, uint64_t time_ns, uint32_t tid,
+			uint32_t tgid, uint64_t run_ns, uint64_t delay_ns,
+			uint64_t slices);
 /* Close open intervals at @end_ns (the end of the observed window). */
 void sched_stats_finish(struct sched_stats *st, uint64_t end_ns);
 /* The log2-microsecond bucket of a delay. */

@@ -127,7 +127,8 @@ struct dial9_config {
 enum dial9_sched {
 	DIAL9_SCHED_AUTO = 0, /* /dev/dial9, else perf_event_open, else none */
 	DIAL9_SCHED_OFF = 1,
-	DIAL9_SCHED_PERF = 2, /* perf_event_open only */
+	DIAL9_SCHED_PERF = 2, /* perf_event_open, else schedstat */
+	DIAL9_SCHED_SCHEDSTAT = 3, /* /proc schedstat samples only */
 };
 
 #define DIAL9_SCHED_NO_SELF     (1u << 0) /* not this process */
@@ -188,7 +189,7 @@ struct dial9_stats {
 	uint64_t faults_recovered;
 	char boot_id[32];
 	char dir[512]; /* the directory segments go to */
-	char sched_backend[16]; /* "dial9.ko", "perf", or "" for none */
+	char sched_backend[16]; /* "dial9.ko", "perf", "schedstat", "" */
 	int32_t sched_error;    /* why there is no scheduler source */
 	uint32_t sched_reserved;
 	uint64_t sched_events;  /* scheduler events written */
@@ -338,7 +339,11 @@ const struct dial9_value *dial9_record_field(const struct dial9_record *rec,
  *               no other side of a switch, no migrations, and the runqueue
  *               wait only after a preemption; the wake-ups the targets
  *               perform too where the sched_waking tracepoint is readable
- *               (tracefs mounted, CAP_PERFMON or perf_event_paranoid -1).
+ *               (tracefs mounted, CAP_PERFMON or perf_event_paranoid -1);
+ *   "schedstat" every 100 ms, each thread's cumulative CPU time, runqueue
+ *               wait and run count from /proc/<pid>/task/<tid>/schedstat
+ *               (private record type, sched.schedstat events): how long
+ *               threads waited, not when.
  */
 struct dial9_rec_header;
 struct dial9_ksched;
@@ -351,6 +356,7 @@ struct dial9_ksched_opts {
 	const int *pids;	/* other processes (CAP_PERFMON) */
 	unsigned int npids;
 	bool no_module;		/* skip /dev/dial9 (tests, benchmarks) */
+	bool schedstat_only;	/* skip dial9.ko and perf (tests) */
 };
 
 typedef void (*dial9_ksched_fn)(void *ctx, const struct dial9_rec_header *rec);
@@ -363,7 +369,7 @@ int dial9_ksched_open(struct dial9_ksched **out,
 		      const struct dial9_ksched_opts *o, char *why,
 		      size_t whylen);
 void dial9_ksched_close(struct dial9_ksched *k);
-/* "dial9.ko" or "perf". */
+/* "dial9.ko", "perf" or "schedstat". */
 const char *dial9_ksched_backend(const struct dial9_ksched *k);
 /* Why the module was not used ("" if it was). */
 const char *dial9_ksched_fallback_reason(const struct dial9_ksched *k);

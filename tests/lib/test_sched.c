@@ -4,6 +4,8 @@
  * host's own kernel (dial9.ko is tested in the VM: tests/sched/).
  */
 #include <pthread.h>
+#include <sched.h>
+#include <time.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -195,6 +197,130 @@ static void perf_backend_records_switches_and_wakeups(void **state)
 	free(dir);
 }
 
+struct contention {
+	volatile int stop;
+	pid_t worker;
+	uint64_t delay_end;
+};
+
+static void pin0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *hog(void *arg)
+{
+	struct contention *c = arg;
+
+	pin0();
+	while (!c->stop)
+		;
+	return NULL;
+}
+
+static uint64_t run_delay(pid_t tid)
+{
+	unsigned long long a = 0, b = 0;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%llu %llu", &a, &b) != 2)
+			b = 0;
+		fclose(f);
+	}
+	return b;
+}
+
+static void *busy(void *arg)
+{
+	struct contention *c = arg;
+	struct timespec t0, t1;
+
+	pin0();
+	c->worker = (pid_t)syscall(SYS_gettid);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+	while ((t1.tv_sec - t0.tv_sec) * 1000000000ll +
+	       (t1.tv_nsec - t0.tv_nsec) < 400000000ll);
+	c->delay_end = run_delay(c->worker);
+	return NULL;
+}
+
+struct sstat_seen {
+	pid_t worker;
+	uint64_t samples, first_delay, last_delay;
+	int decreasing;
+};
+
+static void visit_sstat(const struct dial9_record *r, void *arg)
+{
+	struct sstat_seen *s = arg;
+	uint64_t d;
+
+	if (strcmp(r->schema->name, "sched.schedstat") ||
+	    u64f(r, "tid") != (uint64_t)s->worker)
+		return;
+	d = u64f(r, "runq_delay_ns");
+	if (!s->samples++)
+		s->first_delay = d;
+	s->decreasing += d < s->last_delay;
+	s->last_delay = d;
+}
+
+/* The last resort samples /proc: cumulative waits, growing under contention. */
+static void schedstat_backend_samples_waits(void **state)
+{
+	struct contention c = { 0 };
+	struct sstat_seen s = { 0 };
+	struct test_counts cnt = { 0 };
+	struct dial9_config cfg;
+	struct dial9_stats st;
+	char *dir = test_tmpdir("sstat"), *boot;
+	pthread_t h, w;
+	(void)state;
+
+	dial9_config_init(&cfg);
+	cfg.trace_dir = dir;
+	cfg.service_name = "sstat";
+	cfg.sched = DIAL9_SCHED_SCHEDSTAT;
+	assert_int_equal(dial9_start(&cfg), 0);
+	dial9_get_stats(&st);
+	assert_string_equal(st.sched_backend, "schedstat");
+	assert_int_equal(pthread_create(&h, NULL, hog, &c), 0);
+	assert_int_equal(pthread_create(&w, NULL, busy, &c), 0);
+	pthread_join(w, NULL);
+	c.stop = 1;
+	pthread_join(h, NULL);
+	assert_int_equal(dial9_stop(), 0);
+	boot = test_boot_dir(dir);
+	assert_non_null(boot);
+	s.worker = c.worker;
+	test_decode_dir(boot, &cnt, visit_sstat, &s);
+	assert_int_equal(cnt.err, 0);
+	print_message("%llu samples of the worker, run_delay %llu -> %llu ns (schedstat at its end: %llu)\n",
+		      (unsigned long long)s.samples,
+		      (unsigned long long)s.first_delay,
+		      (unsigned long long)s.last_delay,
+		      (unsigned long long)c.delay_end);
+	/* 400 ms at one sample per 100 ms, whatever the machine's load. */
+	assert_true(s.samples >= 2);
+	assert_int_equal(s.decreasing, 0);
+	assert_true(s.last_delay <= c.delay_end);
+	/* Sharing a CPU with the hog, the worker waited. */
+	assert_true(c.delay_end > 0);
+	free(boot);
+	test_rm_rf(dir);
+	free(dir);
+}
+
 /* A source that cannot be had says why; recording still runs. */
 static void no_source_is_reported(void **state)
 {
@@ -213,6 +339,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(perf_backend_records_switches_and_wakeups),
+		cmocka_unit_test(schedstat_backend_samples_waits),
 		cmocka_unit_test(no_source_is_reported),
 	};
 
