@@ -188,6 +188,7 @@ struct d9_seg_opts {
 	int io_backend;
 	const char *sched_backend; /* segment metadata */
 	const char *sched_note;    /* why not dial9.ko, or "" */
+	struct d9_worker *worker;  /* gets every sealed segment; or NULL */
 };
 int d9_segw_open(struct d9_segw **out, const struct d9_seg_opts *o);
 /* Append n batches (each a whole stream). Never blocks on a fault:
@@ -201,6 +202,8 @@ void d9_segw_rotate(struct d9_segw *w);
 void d9_segw_tick(struct d9_segw *w);
 /* Seal (or delete if empty), fill *st with the final counters, free. */
 void d9_segw_close(struct d9_segw *w, struct dial9_stats *st);
+/* Seal the active segment for good (before the worker stops). */
+void d9_segw_seal_final(struct d9_segw *w);
 void d9_segw_stats(struct d9_segw *w, struct dial9_stats *st);
 void d9_segw_fork_child(struct d9_segw *w);
 /* Seal the .active segments of dead processes under trace_dir. */

@@ -35,7 +35,7 @@ LIB_PC := $(LIB_B)/dial9.pc
 LIB_PIC_OBJS := $(patsubst lib/%.c,$(LIB_B)/pic/%.o,$(LIB_SRCS))
 LIB_OBJS := $(patsubst lib/%.c,$(LIB_B)/obj/%.o,$(LIB_SRCS))
 
-.PHONY: lib tools test-lib fuzz fuzz-build bench install-lib lib-clean
+.PHONY: lib tools test-lib fuzz fuzz-build bench install-lib lib-clean s3-server
 
 all: lib $(if $(TOOL_SRCS),tools)
 TEST_TARGETS += test-lib
@@ -130,7 +130,7 @@ $(LIB_T)/tsan/%: tests/lib/%.c $(LIB_SRCS) $(LIB_HDRS) $(wildcard tests/lib/*.h)
 LIB_TEST_BINS := $(addprefix $(LIB_T)/asan/,$(LIB_TESTS)) \
 	$(addprefix $(LIB_T)/tsan/,$(LIB_TSAN_TESTS))
 
-test-lib: lib $(if $(TOOL_SRCS),tools) $(LIB_TEST_BINS) fuzz-build
+test-lib: lib $(if $(TOOL_SRCS),tools) $(LIB_TEST_BINS) fuzz-build s3-server
 	@rc=0; for t in $(LIB_TEST_BINS); do \
 		echo "--- $$t"; \
 		if ! DIAL9_TEST_TOOL=$(CURDIR)/$(BUILD)/tools/dial9 \
@@ -151,28 +151,15 @@ test-lib: lib $(if $(TOOL_SRCS),tools) $(LIB_TEST_BINS) fuzz-build
 			$(FUZZ_B)/$$(basename $$f).log || true; \
 	done; exit $$rc
 
-# ---- export and report ------------------------------------------------------
-# dial9 export / report on traces with exactly known content (built with the
-# encoder) and on a real perf recording: the JSON is parsed and checked by
-# node, the HTML page is driven in Debian's headless chromium over the
-# DevTools pipe (screenshots in $(TOOLS_T)/).  The tool runs under ASan+UBSan.
-TOOLS_T := $(BUILD)/tests/tools
-TEST_TARGETS += test-tools
+# ---- the S3-compatible server of the upload tests (tests/lib/test_s3.c):
+# s3rver from the npm registry, pinned by tests/s3/package-lock.json -------
+S3_SERVER_STAMP := tests/s3/node_modules/.dial9-installed
 
-$(TOOLS_T)/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) lib/include/dial9.h $(LIB_A)
-	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g $(WARN) $(ASAN_FLAGS) -D_GNU_SOURCE -Ilib/include \
-		-Iuapi -o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
+s3-server: $(S3_SERVER_STAMP)
 
-$(TOOLS_T)/mktrace: tests/tools/mktrace.c lib/include/dial9.h $(LIB_A)
-	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE -Ilib/include \
-		-o $@ $< $(LIB_A) $(LIB_LDLIBS)
-
-.PHONY: test-tools
-test-tools: $(TOOLS_T)/dial9 $(TOOLS_T)/mktrace
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		timeout 300 tests/tools/run.sh $(TOOLS_T)
+$(S3_SERVER_STAMP): tests/s3/package.json tests/s3/package-lock.json
+	cd tests/s3 && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
 # ---- fuzzing (clang libFuzzer) ----------------------------------------------
 FUZZ_B := $(BUILD)/fuzz

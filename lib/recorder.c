@@ -24,6 +24,7 @@
 #include "internal.h"
 #include "wire.h"
 #include "ktrace.h"
+#include "worker.h"
 
 #define MIB (1024ull * 1024)
 #define DRAIN_INTERVAL_NS 1000000000ull
@@ -34,6 +35,7 @@ struct recorder {
 	char *trace_dir, *service;
 	struct d9_collector coll;
 	struct d9_segw *segw;
+	struct d9_worker *worker; /* sealed segments: LZ4, S3, write-back */
 	pthread_t flush;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -95,6 +97,12 @@ void dial9_config_init(struct dial9_config *c)
 	c->io_backend = DIAL9_IO_AUTO;
 	c->clock = DIAL9_CLOCK_AUTO;
 	c->sched = DIAL9_SCHED_AUTO;
+	c->upload_concurrency = 4;
+	c->s3_prefix = "dial9-traces";
+	c->shutdown_timeout_ms = 5000;
+	c->upload_timeout_ms = 30000;
+	c->retry_base_ms = 500;
+	c->retry_max_ms = 300000;
 }
 
 static int parse_bool(const char *s)
@@ -150,6 +158,45 @@ static bool env_choice(const char *name, const char *const *names,
 	return false;
 }
 
+/* The worker pipeline: S3 or write-back, LZ4 unless DIAL9_COMPRESS=none. */
+static void pipeline_from_env(struct dial9_config *c)
+{
+	static const char *const comp[] = { "lz4", "none" };
+	const char *s;
+	uint32_t v;
+	uint64_t n;
+
+	if ((s = getenv("DIAL9_S3_BUCKET")) && *s) {
+		c->s3_bucket = s;
+		c->pipeline |= DIAL9_PIPE_S3 | DIAL9_PIPE_LZ4;
+	}
+	if ((s = getenv("DIAL9_S3_PREFIX")))
+		c->s3_prefix = s;
+	if ((s = getenv("DIAL9_S3_REGION")) && *s)
+		c->s3_region = s;
+	if ((s = getenv("DIAL9_S3_ENDPOINT")) && *s)
+		c->s3_endpoint = s;
+	if ((s = getenv("DIAL9_WRITE_BACK_DIR")) && *s) {
+		if (c->pipeline & DIAL9_PIPE_S3) {
+			d9_log("DIAL9_WRITE_BACK_DIR is ignored: DIAL9_S3_BUCKET "
+			       "is set");
+		} else {
+			c->write_back_dir = s;
+			c->pipeline |= DIAL9_PIPE_WRITE_BACK | DIAL9_PIPE_LZ4;
+		}
+	}
+	if (env_choice("DIAL9_COMPRESS", comp, 2, &v)) {
+		if (v == 0)
+			c->pipeline |= DIAL9_PIPE_LZ4;
+		else
+			c->pipeline &= ~DIAL9_PIPE_LZ4;
+	}
+	if (env_u64("DIAL9_UPLOAD_CONCURRENCY", 1, 64, &n))
+		c->upload_concurrency = (uint32_t)n;
+	if (env_u64("DIAL9_SHUTDOWN_TIMEOUT_MS", 0, 3600000, &n))
+		c->shutdown_timeout_ms = (uint32_t)n;
+}
+
 int dial9_config_from_env(struct dial9_config *c)
 {
 	static const char *const io[] = { "auto", "io_uring", "pwrite" };
@@ -196,6 +243,7 @@ int dial9_config_from_env(struct dial9_config *c)
 		else
 			c->sched = on ? DIAL9_SCHED_AUTO : DIAL9_SCHED_OFF;
 	}
+	pipeline_from_env(c);
 	env_choice("DIAL9_IO_BACKEND", io, 3, &c->io_backend);
 	env_choice("DIAL9_CLOCK", clk, 3, &c->clock);
 	if (c->max_file_bytes && c->max_file_bytes > c->max_disk_bytes) {
@@ -222,7 +270,8 @@ static int check_config(const struct dial9_config *in, struct dial9_config *c)
 	    c->clock > DIAL9_CLOCK_GETTIME || c->sched > DIAL9_SCHED_SCHEDSTAT ||
 	    c->sched_flags & ~(DIAL9_SCHED_NO_SELF | DIAL9_SCHED_CHILDREN |
 			       DIAL9_SCHED_SYSTEM_WIDE) ||
-	    (c->sched_npids && !c->sched_pids) || c->sched_npids > 1024)
+	    (c->sched_npids && !c->sched_pids) || c->sched_npids > 1024 ||
+	    c->upload_concurrency > 64 || c->shutdown_timeout_ms > 3600000)
 		return -EINVAL;
 	if (!c->max_file_bytes) {
 		c->max_file_bytes = c->max_disk_bytes / 4;
@@ -483,6 +532,7 @@ static void free_recorder(struct recorder *r)
 	if (!r)
 		return;
 	d9_collector_destroy(&r->coll);
+	d9_worker_free(r->worker);
 	dial9_ksched_close(r->ks);
 	dial9_encoder_free(r->enc);
 	dial9_encoder_free(r->kt.enc);
@@ -543,12 +593,26 @@ int dial9_start(const struct dial9_config *in)
 	so.max_disk = r->cfg.max_disk_bytes;
 	so.max_file = r->cfg.max_file_bytes;
 	so.io_backend = (int)r->cfg.io_backend;
+	ret = d9_worker_new(&r->worker, &r->cfg);
+	if (ret)
+		goto out_unlock;
 	ksched_open(r);
 	so.sched_backend = r->ks ? r->sched_backend : "none";
 	so.sched_note = r->sched_note;
+	so.worker = r->worker;
 	ret = d9_segw_open(&r->segw, &so);
 	if (ret)
 		goto out_unlock;
+	if (r->worker) {
+		struct dial9_stats st = { 0 };
+
+		d9_segw_stats(r->segw, &st);
+		ret = d9_worker_start(r->worker, r->segw, st.boot_id, r->service);
+		if (ret) {
+			d9_segw_close(r->segw, NULL);
+			goto out_unlock;
+		}
+	}
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -561,6 +625,8 @@ int dial9_start(const struct dial9_config *in)
 	top_up_pool(r);
 	ret = -pthread_create(&r->flush, NULL, flush_main, r);
 	if (ret) {
+		d9_segw_seal_final(r->segw);
+		d9_worker_stop(r->worker, 0);
 		d9_segw_close(r->segw, NULL);
 		goto out_unlock;
 	}
@@ -618,8 +684,12 @@ int dial9_stop(void)
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 	pthread_join(r->flush, NULL);
+	/* the last segment goes through the pipeline too, for a while */
+	d9_segw_seal_final(r->segw);
+	d9_worker_stop(r->worker, r->cfg.shutdown_timeout_ms);
 	memset(&g_last, 0, sizeof(g_last));
 	d9_segw_close(r->segw, &g_last);
+	d9_worker_stats(r->worker, &g_last);
 	sched_stats(r, &g_last);
 	dial9_ksched_close(r->ks);	/* the kernel stops recording us */
 	r->ks = NULL;
@@ -644,6 +714,7 @@ int dial9_get_stats(struct dial9_stats *st)
 	} else {
 		memset(st, 0, sizeof(*st));
 		d9_segw_stats(r->segw, st);
+		d9_worker_stats(r->worker, st);
 		sched_stats(r, st);
 		st->events_lost += atomic_load(&r->coll.lost_events);
 		st->batches_lost += atomic_load(&r->coll.lost_batches);

@@ -22,6 +22,7 @@
 
 #include "internal.h"
 #include "wire.h"
+#include "worker.h"
 
 #define SEG_EXT ".dial9"
 #define ACTIVE_EXT ".active"
@@ -30,6 +31,7 @@
 
 struct sealed {
 	uint64_t index, size;
+	bool shipped; /* the worker is done with it */
 };
 
 struct d9_segw {
@@ -41,9 +43,13 @@ struct d9_segw {
 	uint64_t index, size, nbatches, opened_ns;
 	struct io_uring ring;
 	bool uring;
+	/* the budget: sealed segments still in the directory (the worker
+	 * updates them through d9_segw_shipped(), under budget_lock) */
+	pthread_mutex_t budget_lock;
 	struct sealed *sealed;
 	size_t nsealed, sealed_cap;
 	uint64_t sealed_bytes;
+	bool pipeline;
 	bool broken; /* directory or file gone: reopen */
 	uint64_t next_retry_ns;
 
@@ -52,6 +58,7 @@ struct d9_segw {
 	uint64_t events_written, events_lost, batches_written, batches_lost;
 	uint64_t bytes_written, segments_sealed, segments_evicted;
 	uint64_t write_errors, faults_recovered;
+	uint64_t pipe_evicted; /* evicted before the worker was done */
 };
 
 static int mkdirs(const char *path)
@@ -216,25 +223,63 @@ static int take_lock(struct d9_segw *w)
 
 static void evict(struct d9_segw *w)
 {
-	size_t drop = 0;
+	size_t drop = 0, unshipped = 0;
 
+	pthread_mutex_lock(&w->budget_lock);
 	while (drop < w->nsealed &&
 	       w->sealed_bytes + w->size > w->o.max_disk) {
-		char path[600];
+		char path[620];
+		size_t n;
 
+		/* the whole family: as sealed and compressed in place */
 		seg_path(w, w->sealed[drop].index, false, path, sizeof(path));
 		unlink(path); /* gone already is fine */
+		n = strlen(path);
+		snprintf(path + n, sizeof(path) - n, ".lz4");
+		unlink(path);
 		w->sealed_bytes -= w->sealed[drop].size;
+		if (w->pipeline && !w->sealed[drop].shipped)
+			unshipped++;
 		drop++;
 	}
+	if (drop) {
+		memmove(w->sealed, w->sealed + drop,
+			(w->nsealed - drop) * sizeof(*w->sealed));
+		w->nsealed -= drop;
+	}
+	pthread_mutex_unlock(&w->budget_lock);
 	if (!drop)
 		return;
-	memmove(w->sealed, w->sealed + drop,
-		(w->nsealed - drop) * sizeof(*w->sealed));
-	w->nsealed -= drop;
 	pthread_mutex_lock(&w->lock);
 	w->segments_evicted += drop;
+	w->pipe_evicted += unshipped;
 	pthread_mutex_unlock(&w->lock);
+	if (unshipped)
+		d9_log("disk budget: evicted %zu segments the worker had not "
+		       "shipped yet (%llu so far)", unshipped,
+		       (unsigned long long)w->pipe_evicted);
+}
+
+void d9_segw_shipped(struct d9_segw *w, uint64_t index, uint64_t remaining)
+{
+	pthread_mutex_lock(&w->budget_lock);
+	for (size_t i = 0; i < w->nsealed; i++) {
+		struct sealed *e = &w->sealed[i];
+
+		if (e->index != index)
+			continue;
+		w->sealed_bytes -= e->size;
+		if (remaining) {
+			e->size = remaining;
+			e->shipped = true;
+			w->sealed_bytes += remaining;
+		} else {
+			memmove(e, e + 1, (w->nsealed - i - 1) * sizeof(*e));
+			w->nsealed--;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&w->budget_lock);
 }
 
 /* Seal the active segment (or delete it if it holds no batch). */
@@ -261,6 +306,7 @@ static void seal(struct d9_segw *w)
 		w->broken = true;
 		return;
 	}
+	pthread_mutex_lock(&w->budget_lock);
 	if (w->nsealed == w->sealed_cap) {
 		size_t nc = w->sealed_cap ? w->sealed_cap * 2 : 16;
 		struct sealed *ns = realloc(w->sealed, nc * sizeof(*ns));
@@ -273,12 +319,23 @@ static void seal(struct d9_segw *w)
 	if (w->nsealed < w->sealed_cap) {
 		w->sealed[w->nsealed].index = w->index;
 		w->sealed[w->nsealed].size = w->size;
+		w->sealed[w->nsealed].shipped = false;
 		w->nsealed++;
 		w->sealed_bytes += w->size;
 	}
+	pthread_mutex_unlock(&w->budget_lock);
 	pthread_mutex_lock(&w->lock);
 	w->segments_sealed++;
 	pthread_mutex_unlock(&w->lock);
+	if (w->o.worker)
+		d9_worker_submit(w->o.worker, w->index, to);
+}
+
+void d9_segw_seal_final(struct d9_segw *w)
+{
+	if (!w->broken)
+		seal(w);
+	w->o.worker = NULL;
 }
 
 void d9_segw_rotate(struct d9_segw *w)
@@ -336,8 +393,10 @@ static void try_reopen(struct d9_segw *w)
 	w->broken = false;
 	if (!existed) {
 		/* the directory was deleted with the segments in it */
+		pthread_mutex_lock(&w->budget_lock);
 		w->nsealed = 0;
 		w->sealed_bytes = 0;
+		pthread_mutex_unlock(&w->budget_lock);
 	}
 	healthy(w);
 }
@@ -517,7 +576,9 @@ int d9_segw_open(struct d9_segw **out, const struct d9_seg_opts *o)
 	w->fd = w->lockfd = -1;
 	w->index = 1;
 	w->health = DIAL9_HEALTH_OK;
+	w->pipeline = o->worker != NULL;
 	pthread_mutex_init(&w->lock, NULL);
+	pthread_mutex_init(&w->budget_lock, NULL);
 	w->trace_dir = strdup(o->trace_dir);
 	w->service = strdup(o->service);
 	if (!w->trace_dir || !w->service) {
@@ -595,6 +656,7 @@ void d9_segw_close(struct d9_segw *w, struct dial9_stats *st)
 	free(w->trace_dir);
 	free(w->service);
 	pthread_mutex_destroy(&w->lock);
+	pthread_mutex_destroy(&w->budget_lock);
 	free(w);
 }
 
@@ -613,6 +675,7 @@ void d9_segw_stats(struct d9_segw *w, struct dial9_stats *st)
 	st->segments_evicted = w->segments_evicted;
 	st->write_errors = w->write_errors;
 	st->faults_recovered = w->faults_recovered;
+	st->pipe_evicted = w->pipe_evicted;
 	snprintf(st->boot_id, sizeof(st->boot_id), "%s", w->boot_id);
 	snprintf(st->dir, sizeof(st->dir), "%s", w->dir);
 	pthread_mutex_unlock(&w->lock);

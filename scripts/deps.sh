@@ -7,8 +7,7 @@ PKGS="build-essential pkg-config clang llvm libclang-rt-14-dev
 liburing-dev libelf-dev liblz4-dev lz4 libcurl4-openssl-dev libcmocka-dev
 liblttng-ust-dev lttng-tools
 dkms kmod sparse qemu-system-x86 busybox-static cpio xz-utils
-linux-headers-cloud-amd64 linux-source-6.1
-nodejs chromium"
+linux-headers-cloud-amd64 linux-source-6.1"
 
 missing=""
 for p in $PKGS; do
@@ -26,6 +25,16 @@ if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
 	apt-get -o DPkg::Lock::Timeout=600 install -y -q \
 		--no-install-recommends $missing
+fi
+
+# npm for the S3 test server (tests/s3, `npm ci` by lib/lib.mk): Debian's
+# npm package, unless an npm came with the installed nodejs.
+if ! command -v npm >/dev/null 2>&1; then
+	echo "deps: installing: nodejs npm"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get -o DPkg::Lock::Timeout=600 update -q
+	apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends \
+		nodejs npm
 fi
 
 # The VM boots the kernel matching the installed cloud headers. Only the

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <lz4frame.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +22,9 @@ static const struct {
 	const char *help;
 } cmds[] = {
 	{ "dump", cmd_dump, "dump [--sorted] TRACE...  events as JSON lines" },
-	{ "export", cmd_export, "export --perfetto [-o FILE] TRACE...\n"
-				"                                 Chrome trace JSON for Perfetto UI / chrome://tracing" },
 	{ "info", cmd_info, "info TRACE...            metadata, counts, time range, losses" },
 	{ "record", cmd_record, "record [-o DIR] [--children] (-p PID... | -- CMD [ARGS])\n"
 				"                                 scheduling of unmodified processes" },
-	{ "report", cmd_report, "report --html [-o FILE] [--top N] TRACE...\n"
-				"                                 one self-contained HTML page: timeline, histogram, worst delays" },
 	{ "sched", cmd_sched, "sched [--json] [--tid N] [--min-delay US] [--top N] TRACE...\n"
 			      "        dial9 sched --live [-p PID]...  runqueue delays as they happen" },
 };
@@ -69,7 +66,9 @@ static int is_segment(const char *name)
 	size_t n = strlen(name);
 
 	return (n > 6 && !strcmp(name + n - 6, ".dial9")) ||
-	       (n > 13 && !strcmp(name + n - 13, ".dial9.active"));
+	       (n > 13 && !strcmp(name + n - 13, ".dial9.active")) ||
+	       (n > 10 && !strcmp(name + n - 10, ".dial9.lz4")) ||
+	       (n > 8 && !strcmp(name + n - 8, ".bin.lz4"));
 }
 
 static int add_path(char ***v, int *n, const char *p)
@@ -153,6 +152,75 @@ void cli_free_paths(char **paths, int n)
 	free(paths);
 }
 
+/*
+ * An LZ4 frame (or several) decompressed into anonymous memory, shrunk
+ * to its length so that cli_unmap()'s munmap() frees it all.
+ */
+static int lz4_inflate(const uint8_t *in, size_t n, struct cli_file *f)
+{
+	LZ4F_dctx *dctx;
+	LZ4F_frameInfo_t fi;
+	size_t cap, len = 0, done = 0, hn = n, r;
+	uint8_t *buf;
+	int ret = 0;
+
+	if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)))
+		return -ENOMEM;
+	r = LZ4F_getFrameInfo(dctx, &fi, in, &hn);
+	if (LZ4F_isError(r)) {
+		LZ4F_freeDecompressionContext(dctx);
+		return -EBADMSG;
+	}
+	done = hn;
+	cap = fi.contentSize ? (size_t)fi.contentSize + 4096 : n * 4 + 65536;
+	buf = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED) {
+		LZ4F_freeDecompressionContext(dctx);
+		return -ENOMEM;
+	}
+	while (done < n) {
+		size_t sn = n - done, dn;
+
+		if (cap - len < 65536) {
+			void *nb = mremap(buf, cap, cap * 2, MREMAP_MAYMOVE);
+
+			if (nb == MAP_FAILED) {
+				ret = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		dn = cap - len;
+		r = LZ4F_decompress(dctx, buf + len, &dn, in + done, &sn, NULL);
+		if (LZ4F_isError(r)) {
+			ret = -EBADMSG;
+			break;
+		}
+		len += dn;
+		done += sn;
+		if ((!sn && !dn) || (done == n && r)) {
+			ret = -ENODATA; /* cut short */
+			break;
+		}
+	}
+	LZ4F_freeDecompressionContext(dctx);
+	if (ret || !len) {
+		munmap(buf, cap);
+		return ret;
+	}
+	if (cap > len) {
+		void *nb = mremap(buf, cap, len, 0);
+
+		if (nb != MAP_FAILED)
+			buf = nb;
+	}
+	f->data = buf;
+	f->len = len;
+	return 0;
+}
+
 int cli_map(const char *path, struct cli_file *f)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -182,6 +250,20 @@ int cli_map(const char *path, struct cli_file *f)
 		}
 		f->data = m;
 		f->len = (size_t)st.st_size;
+		if (f->len >= 4 && !memcmp(m, "\x04\x22\x4d\x18", 4)) {
+			/* an LZ4 segment: read its decompressed bytes */
+			int ret = lz4_inflate(m, f->len, f);
+
+			munmap(m, (size_t)st.st_size);
+			if (ret) {
+				f->data = NULL;
+				f->len = 0;
+				fprintf(stderr, "dial9: %s: bad LZ4 data: %s\n",
+					path, strerror(-ret));
+				close(fd);
+				return ret;
+			}
+		}
 	}
 	close(fd);
 	return 0;

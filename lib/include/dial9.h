@@ -121,7 +121,25 @@ struct dial9_config {
 	const int *sched_pids;      /* other processes (CAP_PERFMON) */
 	uint32_t sched_npids;
 	uint32_t sched_ring_bytes;  /* per CPU for dial9.ko; 0: its default */
+	/* The worker pipeline for sealed segments (docs/upload.md). */
+	uint32_t pipeline;          /* DIAL9_PIPE_*; 0: segments stay as sealed */
+	uint32_t upload_concurrency;  /* segments in flight, default 4 */
+	const char *write_back_dir;   /* DIAL9_PIPE_WRITE_BACK: {dir}/{boot_id}/ */
+	const char *s3_bucket;        /* DIAL9_PIPE_S3 */
+	const char *s3_prefix;        /* default "dial9-traces" */
+	const char *s3_region;        /* default "us-east-1" */
+	const char *s3_endpoint;      /* path-style, e.g. http://127.0.0.1:9000;
+				       * NULL: https://{bucket}.s3.{region}.amazonaws.com */
+	uint32_t shutdown_timeout_ms; /* for pending segments at stop, default 5000 */
+	uint32_t upload_timeout_ms;   /* one attempt, default 30000 */
+	uint32_t retry_base_ms;       /* first backoff, default 500 */
+	uint32_t retry_max_ms;        /* backoff and circuit breaker cap, 300000 */
 };
+
+/* Steps of the worker pipeline, in this order. */
+#define DIAL9_PIPE_LZ4        (1u << 0) /* LZ4 frame -> .dial9.lz4 */
+#define DIAL9_PIPE_WRITE_BACK (1u << 1) /* move to write_back_dir */
+#define DIAL9_PIPE_S3         (1u << 2) /* PutObject, then delete locally */
 
 /* Where scheduler events come from. */
 enum dial9_sched {
@@ -194,6 +212,20 @@ struct dial9_stats {
 	uint32_t sched_reserved;
 	uint64_t sched_events;  /* scheduler events written */
 	uint64_t sched_lost;    /* records the kernel dropped (full rings) */
+	/* The worker pipeline (all 0 without one). */
+	uint64_t pipe_done;        /* segments through every step */
+	uint64_t pipe_pending;     /* sealed, waiting or in progress */
+	uint64_t pipe_bytes_in;    /* of the segments done, as sealed */
+	uint64_t pipe_bytes_out;   /* of the segments done, as shipped */
+	uint64_t pipe_failed;      /* terminal failures: kept locally */
+	uint64_t pipe_errors;      /* failed attempts (retried or not) */
+	uint64_t pipe_evicted;     /* evicted by the disk budget before done */
+	uint64_t pipe_abandoned;   /* still pending when the worker stopped */
+	uint64_t s3_puts;          /* PutObject requests sent */
+	uint64_t s3_retries;       /* attempts scheduled after a failure */
+	uint64_t s3_breaker_opens; /* times the circuit breaker opened */
+	int32_t pipe_last_error;   /* negative errno, or the HTTP status */
+	uint32_t s3_breaker_open;  /* 1 while no upload is attempted */
 };
 
 /* Snapshot of the recorder's health and counters. */

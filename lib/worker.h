@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * worker.h - the worker pipeline: what the recorder, the segment writer
+ * and the steps (lz4.c, s3.c) share. Not installed.
+ */
+#ifndef DIAL9_WORKER_H
+#define DIAL9_WORKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dial9.h"
+
+struct d9_worker;
+struct d9_segw;
+
+/*
+ * Create the worker for cfg's pipeline (NULL in *out when the pipeline
+ * is empty). Checks the configuration and the S3 credentials in the
+ * environment; starts nothing.
+ */
+int d9_worker_new(struct d9_worker **out, const struct dial9_config *cfg);
+/* Start the thread; segments sealed by w (boot_id, dir) follow. */
+int d9_worker_start(struct d9_worker *wk, struct d9_segw *w,
+		    const char *boot_id, const char *service);
+/*
+ * A sealed segment for the pipeline (the flush thread, from seal()).
+ * Never blocks beyond a short mutex; never fails (ENOMEM: the segment
+ * stays on disk and is counted).
+ */
+void d9_worker_submit(struct d9_worker *wk, uint64_t index, const char *path);
+/*
+ * Let pending segments through for at most timeout_ms, then stop the
+ * thread and free everything. Segments not through stay on disk.
+ */
+void d9_worker_stop(struct d9_worker *wk, unsigned int timeout_ms);
+void d9_worker_free(struct d9_worker *wk);
+/* Add the pipeline's counters to *st. */
+void d9_worker_stats(struct d9_worker *wk, struct dial9_stats *st);
+
+/*
+ * segment.c: the worker is done with segment index; remaining bytes of
+ * it stay in the segment directory (0: none, it left the budget).
+ */
+void d9_segw_shipped(struct d9_segw *w, uint64_t index, uint64_t remaining);
+
+/* ---- lz4.c ---- */
+/* LZ4 frame (content checksum and size on) of in[0..n) into a new
+ * malloc'd buffer. */
+int d9_lz4_compress(const void *in, size_t n, void **out, size_t *outlen);
+/* Decompress a whole LZ4 frame (or several, concatenated). */
+int d9_lz4_decompress(const void *in, size_t n, void **out, size_t *outlen);
+/* 1 if the bytes start with the LZ4 frame magic. */
+int d9_lz4_is_frame(const void *p, size_t n);
+
+/* ---- s3.c ---- */
+struct d9_s3_target {
+	const char *prefix;
+	const char *service;
+	const char *host;
+	const char *boot_id;
+	uint64_t index;
+	uint64_t start_real_ns; /* CLOCK_REALTIME of the segment's start */
+	const char *ext;        /* ".bin.lz4" or ".bin" */
+};
+/* The object key (Hive-partitioned), NUL-terminated, into buf. */
+int d9_s3_key(const struct d9_s3_target *t, char *buf, size_t len);
+/* Percent-encode everything but RFC 3986 unreserved characters and
+ * (if keep_slash) '/'. */
+int d9_s3_uri_encode(const char *s, bool keep_slash, char *buf, size_t len);
+/* What to do after an attempt. */
+enum d9_s3_outcome { D9_S3_OK, D9_S3_RETRY, D9_S3_TERMINAL };
+/* curl result and HTTP status (0 if none) -> outcome. */
+enum d9_s3_outcome d9_s3_classify(int curl_result, long http_status);
+/* Lowercase hex SHA-256 of in[0..n) into hex[65]. */
+int d9_sha256_hex(const void *in, size_t n, char hex[65]);
+
+#endif /* DIAL9_WORKER_H */
