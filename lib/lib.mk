@@ -151,6 +151,29 @@ test-lib: lib $(if $(TOOL_SRCS),tools) $(LIB_TEST_BINS) fuzz-build s3-server
 			$(FUZZ_B)/$$(basename $$f).log || true; \
 	done; exit $$rc
 
+# ---- export and report ------------------------------------------------------
+# dial9 export / report on traces with exactly known content (built with the
+# encoder) and on a real perf recording: the JSON is parsed and checked by
+# node, the HTML page is driven in Debian's headless chromium over the
+# DevTools pipe (screenshots in $(TOOLS_T)/).  The tool runs under ASan+UBSan.
+TOOLS_T := $(BUILD)/tests/tools
+TEST_TARGETS += test-tools
+
+$(TOOLS_T)/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) lib/include/dial9.h $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g $(WARN) $(ASAN_FLAGS) -D_GNU_SOURCE -Ilib/include \
+		-Iuapi -o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
+
+$(TOOLS_T)/mktrace: tests/tools/mktrace.c lib/include/dial9.h $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE -Ilib/include \
+		-o $@ $< $(LIB_A) $(LIB_LDLIBS)
+
+.PHONY: test-tools
+test-tools: $(TOOLS_T)/dial9 $(TOOLS_T)/mktrace
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		timeout 300 tests/tools/run.sh $(TOOLS_T)
+
 # ---- the S3-compatible server of the upload tests (tests/lib/test_s3.c):
 # s3rver from the npm registry, pinned by tests/s3/package-lock.json -------
 S3_SERVER_STAMP := tests/s3/node_modules/.dial9-installed

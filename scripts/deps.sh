@@ -7,7 +7,8 @@ PKGS="build-essential pkg-config clang llvm libclang-rt-14-dev
 liburing-dev libelf-dev liblz4-dev lz4 libcurl4-openssl-dev libcmocka-dev
 liblttng-ust-dev lttng-tools
 dkms kmod sparse qemu-system-x86 busybox-static cpio xz-utils
-linux-headers-cloud-amd64 linux-source-6.1"
+linux-headers-cloud-amd64 linux-source-6.1
+nodejs chromium"
 
 missing=""
 for p in $PKGS; do

@@ -22,9 +22,13 @@ static const struct {
 	const char *help;
 } cmds[] = {
 	{ "dump", cmd_dump, "dump [--sorted] TRACE...  events as JSON lines" },
+	{ "export", cmd_export, "export --perfetto [-o FILE] TRACE...\n"
+				"                                 Chrome trace JSON for Perfetto UI / chrome://tracing" },
 	{ "info", cmd_info, "info TRACE...            metadata, counts, time range, losses" },
 	{ "record", cmd_record, "record [-o DIR] [--children] (-p PID... | -- CMD [ARGS])\n"
 				"                                 scheduling of unmodified processes" },
+	{ "report", cmd_report, "report --html [-o FILE] [--top N] TRACE...\n"
+				"                                 one self-contained HTML page: timeline, histogram, worst delays" },
 	{ "sched", cmd_sched, "sched [--json] [--tid N] [--min-delay US] [--top N] TRACE...\n"
 			      "        dial9 sched --live [-p PID]...  runqueue delays as they happen" },
 };

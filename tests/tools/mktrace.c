@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mktrace.c - traces for the export and report tests.
+ *
+ *   mktrace synth DIR    two segment files with exactly known content
+ *                        (what check_export.js and report_browser.js expect)
+ *   mktrace record DIR   a real recording through the perf backend: two
+ *                        threads ping-pong through pipes inside spans,
+ *                        with counters; exit 77 where perf is not permitted
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "dial9.h"
+
+#define T0 1000000000000ull	/* ns: 1000 s of CLOCK_MONOTONIC */
+#define US(x) (T0 + (uint64_t)((x) * 1000.0))
+
+enum { OUT = 1, IN, WAKING, COMM, BEGIN_REQ, END_REQ, BEGIN_Q, END_Q,
+       BEGIN_FLUSH, INSTANT, COUNTER, GAUGE };
+
+static const struct dial9_field f_out[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
+	{ "state", DIAL9_U64 }, { "preempted", DIAL9_BOOL },
+	{ "next_tid", DIAL9_U64 },
+};
+static const struct dial9_field f_in[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
+	{ "runq_delay_ns", DIAL9_U64 }, { "delay_known", DIAL9_BOOL },
+	{ "prev_tid", DIAL9_U64 },
+};
+static const struct dial9_field f_waking[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
+	{ "waker_tid", DIAL9_U64 }, { "waker_pid", DIAL9_U64 },
+	{ "from_irq", DIAL9_BOOL },
+};
+static const struct dial9_field f_comm[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "name", DIAL9_ISTR },
+};
+static const struct dial9_field f_req_b[] = { { "id", DIAL9_U64 } };
+static const struct dial9_field f_req_e[] = { { "status", DIAL9_U64 } };
+static const struct dial9_field f_q_b[] = { { "table", DIAL9_ISTR } };
+static const struct dial9_field f_q_e[] = { { "rows", DIAL9_U64 } };
+static const struct dial9_field f_inst[] = { { "name", DIAL9_ISTR } };
+static const struct dial9_field f_ctr[] = {
+	{ "name", DIAL9_ISTR }, { "unit", DIAL9_ISTR }, { "value", DIAL9_U64 },
+};
+static const struct dial9_field f_gauge[] = {
+	{ "name", DIAL9_ISTR }, { "unit", DIAL9_ISTR }, { "value", DIAL9_F64 },
+};
+
+#define CHECK(x) do { if ((x) != 0) { fprintf(stderr, "mktrace: %s failed\n", #x); exit(1); } } while (0)
+
+static void sw_out(struct dial9_encoder *e, double t, uint64_t tid, bool pre)
+{
+	struct dial9_value v[6] = {
+		dial9_u64(tid), dial9_u64(100), dial9_u64(0), dial9_u64(pre ? 0 : 1),
+		dial9_bool(pre), dial9_u64(0),
+	};
+
+	CHECK(dial9_encoder_event(e, OUT, US(t), v));
+}
+
+static void sw_in(struct dial9_encoder *e, double t, uint64_t tid,
+		  bool known, double delay_us)
+{
+	struct dial9_value v[6] = {
+		dial9_u64(tid), dial9_u64(100), dial9_u64(0),
+		dial9_u64((uint64_t)(delay_us * 1000)), dial9_bool(known),
+		dial9_u64(0),
+	};
+
+	CHECK(dial9_encoder_event(e, IN, US(t), v));
+}
+
+static void preamble(struct dial9_encoder *e)
+{
+	const char *k[] = { "pid", "service" }, *v[] = { "100", "synth" };
+
+	CHECK(dial9_encoder_begin_stream(e));
+	CHECK(dial9_encoder_metadata(e, 2, k, v));
+	CHECK(dial9_encoder_end_stream(e));
+}
+
+static void save(struct dial9_encoder *e, const char *dir, const char *name)
+{
+	char path[4096];
+	size_t len;
+	const void *d = dial9_encoder_data(e, &len);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(d, 1, len, f) != len || fclose(f)) {
+		perror(path);
+		exit(1);
+	}
+	dial9_encoder_clear(e);
+}
+
+/*
+ * pid 100 "synth": worker-a (101, named by its stream) and worker-b (102,
+ * named by sched.comm only).  Times in microseconds after T0.
+ */
+static int synth(const char *dir)
+{
+	struct dial9_encoder *e;
+	struct dial9_value v[3];
+
+	CHECK(dial9_encoder_new(&e));
+
+	/* 1.dial9: the kernel's view, and worker-b's unfinished span */
+	preamble(e);
+	CHECK(dial9_encoder_begin_stream(e));
+	CHECK(dial9_encoder_schema(e, OUT, DIAL9_KIND_INSTANT, "sched.switch_out", 6, f_out));
+	CHECK(dial9_encoder_schema(e, IN, DIAL9_KIND_INSTANT, "sched.switch_in", 6, f_in));
+	CHECK(dial9_encoder_schema(e, WAKING, DIAL9_KIND_INSTANT, "sched.waking", 6, f_waking));
+	CHECK(dial9_encoder_schema(e, COMM, DIAL9_KIND_INSTANT, "sched.comm", 3, f_comm));
+	v[0] = dial9_u64(101); v[1] = dial9_u64(100); v[2] = dial9_istr("comm-a");
+	CHECK(dial9_encoder_event(e, COMM, US(0), v));
+	v[0] = dial9_u64(102); v[2] = dial9_istr("worker-b");
+	CHECK(dial9_encoder_event(e, COMM, US(0), v));
+	sw_in(e, 0, 101, false, 0);
+	sw_out(e, 100, 101, false);
+	sw_in(e, 100, 102, true, 30);
+	{
+		struct dial9_value w[6] = {
+			dial9_u64(101), dial9_u64(100), dial9_u64(0),
+			dial9_u64(102), dial9_u64(100), dial9_bool(false),
+		};
+
+		CHECK(dial9_encoder_event(e, WAKING, US(150), w));
+	}
+	sw_out(e, 200, 102, true);
+	sw_in(e, 200, 101, true, 40);
+	sw_out(e, 300, 101, false);
+	sw_in(e, 300, 102, true, 100);
+	sw_out(e, 400, 102, false);
+	sw_in(e, 400, 101, true, 80);
+	CHECK(dial9_encoder_end_stream(e));
+
+	CHECK(dial9_encoder_begin_stream(e));
+	CHECK(dial9_encoder_thread(e, 102, ""));
+	CHECK(dial9_encoder_schema(e, BEGIN_FLUSH, DIAL9_KIND_SPAN_BEGIN, "flush", 0, NULL));
+	CHECK(dial9_encoder_event(e, BEGIN_FLUSH, US(210), NULL));
+	CHECK(dial9_encoder_end_stream(e));
+	save(e, dir, "00000001.dial9");
+
+	/* 2.dial9: worker-a's spans, instant, counter and gauge */
+	preamble(e);
+	CHECK(dial9_encoder_begin_stream(e));
+	CHECK(dial9_encoder_thread(e, 101, "worker-a"));
+	CHECK(dial9_encoder_schema(e, BEGIN_REQ, DIAL9_KIND_SPAN_BEGIN, "request", 1, f_req_b));
+	CHECK(dial9_encoder_schema(e, END_REQ, DIAL9_KIND_SPAN_END, "request", 1, f_req_e));
+	CHECK(dial9_encoder_schema(e, BEGIN_Q, DIAL9_KIND_SPAN_BEGIN, "db.query", 1, f_q_b));
+	CHECK(dial9_encoder_schema(e, END_Q, DIAL9_KIND_SPAN_END, "db.query", 1, f_q_e));
+	CHECK(dial9_encoder_schema(e, INSTANT, DIAL9_KIND_INSTANT, "dial9.instant", 1, f_inst));
+	CHECK(dial9_encoder_schema(e, COUNTER, DIAL9_KIND_COUNTER, "dial9.counter", 3, f_ctr));
+	CHECK(dial9_encoder_schema(e, GAUGE, DIAL9_KIND_GAUGE, "dial9.gauge", 3, f_gauge));
+	v[0] = dial9_u64(7);
+	CHECK(dial9_encoder_event(e, BEGIN_REQ, US(50), v));
+	v[0] = dial9_istr("users<&>");
+	CHECK(dial9_encoder_event(e, BEGIN_Q, US(80), v));
+	v[0] = dial9_istr("checkpoint");
+	CHECK(dial9_encoder_event(e, INSTANT, US(120.25), v));
+	v[0] = dial9_istr("rx"); v[1] = dial9_istr("bytes"); v[2] = dial9_u64(100);
+	CHECK(dial9_encoder_event(e, COUNTER, US(130), v));
+	v[0] = dial9_u64(3);
+	CHECK(dial9_encoder_event(e, END_Q, US(250), v));
+	v[0] = dial9_istr("rx"); v[1] = dial9_istr("bytes"); v[2] = dial9_u64(50);
+	CHECK(dial9_encoder_event(e, COUNTER, US(330), v));
+	v[0] = dial9_u64(200);
+	CHECK(dial9_encoder_event(e, END_REQ, US(350), v));
+	v[0] = dial9_istr("queue_depth"); v[1] = dial9_istr("items");
+	v[2] = dial9_f64(7.5);
+	CHECK(dial9_encoder_event(e, GAUGE, US(500), v));
+	CHECK(dial9_encoder_end_stream(e));
+	save(e, dir, "00000002.dial9");
+	dial9_encoder_free(e);
+	return 0;
+}
+
+/* ---- a real recording ---- */
+
+DIAL9_SPAN_TYPE(round_span, "round", DIAL9_FIELD(U64, i));
+
+#define ROUNDS 50
+
+static int ab[2], ba[2];
+
+static void *pong(void *arg)
+{
+	char c;
+
+	(void)arg;
+	dial9_thread_name("pong");
+	for (int i = 0; i < ROUNDS; i++) {
+		if (read(ab[0], &c, 1) != 1)
+			break;
+		DIAL9_SPAN_BEGIN(round_span, dial9_u64((uint64_t)i));
+		usleep(200);
+		dial9_counter("pongs", "rounds", 1);
+		DIAL9_SPAN_END(round_span, dial9_u64((uint64_t)i));
+		if (write(ba[1], &c, 1) != 1)
+			break;
+	}
+	return NULL;
+}
+
+static int record(const char *dir)
+{
+	struct dial9_config c;
+	struct dial9_stats st;
+	pthread_t t;
+	char ch = 'x';
+
+	dial9_config_init(&c);
+	c.trace_dir = dir;
+	c.service_name = "pingpong";
+	c.sched = DIAL9_SCHED_PERF;
+	CHECK(dial9_start(&c));
+	dial9_get_stats(&st);
+	if (strcmp(st.sched_backend, "perf")) {
+		dial9_stop();
+		fprintf(stderr, "mktrace: perf backend not available here\n");
+		return 77;
+	}
+	dial9_thread_name("ping");
+	CHECK(pipe(ab));
+	CHECK(pipe(ba));
+	CHECK(pthread_create(&t, NULL, pong, NULL));
+	for (int i = 0; i < ROUNDS; i++) {
+		DIAL9_SPAN_BEGIN(round_span, dial9_u64((uint64_t)i));
+		if (write(ab[1], &ch, 1) != 1 || read(ba[0], &ch, 1) != 1)
+			break;
+		dial9_gauge("progress", "rounds", i + 1);
+		DIAL9_SPAN_END(round_span, dial9_u64((uint64_t)i));
+	}
+	pthread_join(t, NULL);
+	CHECK(dial9_stop());
+	printf("%ld %ld\n", (long)getpid(), (long)syscall(SYS_gettid));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "synth"))
+		return synth(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "record"))
+		return record(argv[2]);
+	fprintf(stderr, "usage: mktrace synth|record DIR\n");
+	return 2;
+}

@@ -1,0 +1,71 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# run.sh DIR - dial9 export and dial9 report, end to end (make test-tools).
+# DIR holds dial9 (the tool under ASan+UBSan) and mktrace; outputs,
+# screenshots included, stay there.
+set -eu
+B=$1
+D9=$B/dial9
+fail=0
+
+step() { echo "--- $*"; }
+bad() { echo "FAILED: $*"; fail=1; }
+
+rm -rf "$B/synth" "$B/rec" "$B/corrupt"
+mkdir -p "$B/synth" "$B/rec" "$B/corrupt"
+
+step "synthetic trace: export --perfetto"
+"$B/mktrace" synth "$B/synth"
+"$D9" export --perfetto "$B/synth" -o "$B/synth.json"
+node tests/tools/check_export.js synth "$B/synth.json" || bad "export (synthetic)"
+
+step "synthetic trace: report --html in headless chromium"
+"$D9" report --html "$B/synth" -o "$B/report.html"
+node tests/tools/report_browser.js "$B/report.html" "$B/report.png" \
+	'{"threads":["worker-a","worker-b"],"exactThreads":true,"histRows":8,
+	  "histBars":3,"worst":4,"firstWorst":{"name":"worker-b","us":"100.0"}}' ||
+	bad "report (synthetic)"
+
+step "corrupt input: message with file and offset, exit 1, no output"
+# a stream header, then an event of a type no schema declared
+head -c 5 "$B/synth/00000001.dial9" > "$B/corrupt/bad.dial9"
+printf '\100\000' >> "$B/corrupt/bad.dial9"
+# cut inside the second stream's first frame
+head -c 40 "$B/synth/00000002.dial9" > "$B/corrupt/cut.dial9"
+for cmd in "export --perfetto" "report --html"; do
+	for f in bad cut; do
+		rm -f "$B/corrupt/out"
+		rc=0
+		# shellcheck disable=SC2086
+		"$D9" $cmd "$B/corrupt/$f.dial9" -o "$B/corrupt/out" \
+			2> "$B/corrupt/err" || rc=$?
+		msg=$(cat "$B/corrupt/err")
+		case "$f:$msg" in
+		"bad:dial9: $B/corrupt/bad.dial9: corrupt trace data at offset 5") ;;
+		"cut:dial9: $B/corrupt/cut.dial9: truncated trace data at offset "*) ;;
+		*) bad "$cmd $f: said '$msg'" ;;
+		esac
+		[ "$rc" = 1 ] || bad "$cmd $f: exit $rc, not 1"
+		[ ! -e "$B/corrupt/out" ] || bad "$cmd $f: left an output file"
+		echo "ok     $cmd $f.dial9: exit $rc: $msg"
+	done
+done
+
+step "recorded trace (perf backend): export and report"
+rc=0
+"$B/mktrace" record "$B/rec" > /dev/null || rc=$?
+if [ "$rc" = 77 ]; then
+	echo "SKIP: perf events are not permitted here"
+elif [ "$rc" != 0 ]; then
+	bad "mktrace record: exit $rc"
+else
+	"$D9" export --perfetto "$B/rec" -o "$B/rec.json"
+	node tests/tools/check_export.js record "$B/rec.json" || bad "export (recorded)"
+	"$D9" report --html "$B/rec" -o "$B/report-recorded.html"
+	node tests/tools/report_browser.js "$B/report-recorded.html" \
+		"$B/report-recorded.png" '{"threads":["ping","pong"]}' ||
+		bad "report (recorded)"
+fi
+
+[ "$fail" = 0 ] && echo "test-tools: all passed"
+exit $fail
