@@ -60,7 +60,8 @@ $(BUILD)/tests/vm/exit: tests/vm/exit.c
 
 # libdial9 with dial9.ko: static test programs and a static dial9 command.
 SCHED_TESTS := $(patsubst tests/sched/%.c,$(BUILD)/tests/sched/%,$(wildcard tests/sched/*_test.c))
-VM_DIAL9 := $(BUILD)/vm-bin/dial9
+# The guest gets dynamic binaries with their libraries (tests/vm/run.sh).
+VM_DIAL9 := $(BUILD)/tools/dial9
 
 vm-payload: module $(KTESTS) $(SCHED_TESTS) $(VM_DIAL9) $(BUILD)/tests/vm/exit examples
 
@@ -91,17 +92,13 @@ endif
 
 $(BUILD)/tests/sched/%: tests/sched/%.c $(LIB_A) lib/include/dial9.h
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(KTEST_CFLAGS) -Ilib/include -static -pthread \
-		-o $@ $< $(LIB_A) -luring
+	$(CC) $(USER_CFLAGS) $(KTEST_CFLAGS) -Ilib/include -pthread \
+		-o $@ $< $(LIB_A) $(LIB_LDLIBS)
 
 $(BUILD)/vm-bin/contention: examples/contention.c $(LIB_A) lib/include/dial9.h
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -Ilib/include -static -pthread -o $@ $< $(LIB_A) -luring
+	$(CC) $(USER_CFLAGS) -Ilib/include -pthread -o $@ $< $(LIB_A) $(LIB_LDLIBS)
 
-$(VM_DIAL9): $(TOOL_SRCS) $(TOOL_HDRS) $(LIB_A)
-	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -Ilib/include -Iuapi \
-		-static -pthread -o $@ $(TOOL_SRCS) $(LIB_A) -luring
 
 test: deps
 	$(MAKE) all

@@ -6,7 +6,8 @@
 #
 # Why an initramfs and not the host root over virtiofs: it boots in ~3 s,
 # needs no virtiofsd daemon or shared-memory backend, and the guest sees
-# exactly the files the test needs (static binaries, so no host libraries).
+# exactly the files the test needs (static binaries, or dynamic ones with
+# their libraries copied from the host).
 set -euo pipefail
 
 kernel= module= tests= example= demo= out=build/vm extra=() timeout_s=${DIAL9_VM_TIMEOUT:-420}
@@ -50,6 +51,16 @@ echo "$names" >"$root/tests.list"
 [ -f "$checks" ] && cp "$checks" "$root/tests/vm-checks.sh"
 for f in "${extra[@]}"; do cp "$f" "$root/bin/"; done
 [ -n "$demo" ] && echo "$demo" >"$root/demo.cmd"
+# Dynamic binaries (the dial9 command, programs linking libdial9) bring
+# their libraries and loader, each at its host path.
+for f in "$root"/tests/* "$root"/bin/*; do
+	[ -f "$f" ] && [ ! -L "$f" ] || continue
+	for l in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*' | sort -u); do
+		[ -e "$root$l" ] && continue
+		mkdir -p "$root$(dirname "$l")"
+		cp -L "$l" "$root$l"
+	done
+done
 
 (cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out/initramfs.gz"
 
