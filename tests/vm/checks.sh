@@ -60,6 +60,28 @@ if [ -x /bin/dial9 ]; then
 	fi
 fi
 
+# dial9 sched --live: delays as they happen (system-wide, as root), then
+# the report; stopped by SIGINT as a user's Ctrl-C would.
+if [ -x /bin/dial9 ]; then
+	dial9 sched --live --threshold 0 >/tmp/live.out 2>/tmp/live.err &
+	lp=$!
+	sh -c 'i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done' &
+	sleep 1
+	kill -INT $lp
+	wait $lp
+	lrc=$?
+	delays=$(grep -c ' us$' /tmp/live.out)
+	head -n 3 /tmp/live.out | sed 's/^/# /'
+	if [ "$lrc" -eq 0 ] && [ "$delays" -gt 0 ] &&
+	   grep -q 'runqueue delay (us)' /tmp/live.out &&
+	   grep -q '^thread ' /tmp/live.out; then
+		ok "dial9 sched --live: $delays delays printed, report on SIGINT"
+	else
+		notok "dial9 sched --live (rc=$lrc, $delays delays)"
+		sed 's/^/# /' /tmp/live.err
+	fi
+fi
+
 # CPU hotplug: rings exist for every possible CPU; sessions work while a
 # CPU is offline, and across it coming back.
 if [ -w /sys/devices/system/cpu/cpu1/online ]; then
