@@ -189,6 +189,15 @@ static void ksched_module_close(struct dial9_ksched *k)
 	k->fd = -1;
 }
 
+/* The perf and schedstat backends hand over one merged stream: q[0]. */
+static int use_one_queue(struct dial9_ksched *k, const char *backend)
+{
+	k->backend = backend;
+	k->ncpu = 1;
+	k->q = calloc(1, sizeof(*k->q));
+	return k->q ? 0 : -ENOMEM;
+}
+
 int dial9_ksched_open(struct dial9_ksched **out,
 		      const struct dial9_ksched_opts *o, char *why,
 		      size_t whylen)
@@ -227,10 +236,7 @@ int dial9_ksched_open(struct dial9_ksched **out,
 	if (o->schedstat_only)
 		str_append(k->reason, sizeof(k->reason), "not requested", true);
 	if (!ret) {
-		k->backend = "perf";
-		k->ncpu = 1;
-		k->q = calloc(1, sizeof(*k->q));
-		if (!k->q) {
+		if (use_one_queue(k, "perf")) {
 			dial9_ksched_close(k);
 			return -ENOMEM;
 		}
@@ -249,10 +255,7 @@ int dial9_ksched_open(struct dial9_ksched **out,
 
 		str_append(perfwhy, sizeof(perfwhy), k->reason, true);
 		if (!dial9_sstat_open(&k->sstat, o, sswhy, sizeof(sswhy))) {
-			k->backend = "schedstat";
-			k->ncpu = 1;
-			k->q = calloc(1, sizeof(*k->q));
-			if (!k->q) {
+			if (use_one_queue(k, "schedstat")) {
 				dial9_ksched_close(k);
 				return -ENOMEM;
 			}
