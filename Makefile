@@ -72,12 +72,20 @@ test-kmod: deps vm-payload
 
 # The main job end to end: the module in a VM, a program under contention
 # recording itself through /dev/dial9, and its scheduling-delay report.
+# The HTML report leaves the VM base64-encoded between two markers.
 demo: deps vm-payload $(BUILD)/vm-bin/contention
-	@tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module dial9.ko \
-		--example $(BUILD)/examples/dial9-read --file $(VM_DIAL9) \
-		--file $(BUILD)/vm-bin/contention \
-		--demo "contention /tmp/demo && dial9 sched --top 5 /tmp/demo" \
-		--out $(BUILD)/demo | grep -v -E '^\s*\[|^DIAL9-VM: (dmesg|done)'
+	@set -o pipefail; tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) \
+		--module dial9.ko --example $(BUILD)/examples/dial9-read \
+		--file $(VM_DIAL9) --file $(BUILD)/vm-bin/contention \
+		--demo "contention /tmp/demo && dial9 sched --top 5 /tmp/demo && \
+			dial9 report --html /tmp/demo -o /tmp/report.html && \
+			echo DIAL9-REPORT-BEGIN && base64 /tmp/report.html && \
+			echo DIAL9-REPORT-END" --out $(BUILD)/demo \
+		| sed -u '/DIAL9-REPORT-BEGIN/,/DIAL9-REPORT-END/d' \
+		| grep -v -E '^\s*\[|^DIAL9-VM: (dmesg|done)'
+	@sed -n '/DIAL9-REPORT-BEGIN/,/DIAL9-REPORT-END/p' $(BUILD)/demo/console.log \
+		| tr -d '\r' | grep -v DIAL9-REPORT | base64 -d >$(BUILD)/demo/report.html
+	@echo "demo: the HTML report is $(BUILD)/demo/report.html"
 
 test-dkms: deps
 	tests/dkms/build.sh $(DIAL9_VERSION) $(KVER)
