@@ -22,7 +22,7 @@ HARNESS := $(CACHE)/linux-source/tools/testing/selftests
 
 TEST_TARGETS := test-kmod test-dkms check
 
-.PHONY: all deps module examples test test-kmod test-dkms check demo clean \
+.PHONY: all deps module examples test test-kmod test-dkms check demo clean bench-sched \
 	dkms-install dkms-uninstall install-udev
 
 all: module examples
@@ -151,3 +151,35 @@ bench-kmod: deps module $(BUILD)/tests/vm/exit examples $(BUILD)/bench/dial9-rat
 		--file $(BUILD)/bench/dial9-rate \
 		--demo "for p in 1 2 4 8 16; do dial9-rate \$$p 3; done" \
 		--out $(BUILD)/bench-kmod | grep -E '^pairs='
+
+# ---- scheduler-tracing cost, side by side (not part of make test) ------------
+# dial9 against perf sched record, trace-cmd (ftrace) and bpftrace, in the
+# VM under qemu -icount (guest time = instructions executed).  Boot 1: one
+# vCPU, every configuration, SCHED_REPS times, cost per round trip as a
+# ratio to no tracing; boot 2: two vCPUs, more and more thread pairs, who
+# loses records first.  Prints one table; docs/benchmarks.md explains it.
+SCHED_BENCH := $(BUILD)/bench/dial9-pingpong $(BUILD)/bench/dial9-record
+SCHED_ROUNDS ?= 20000
+SCHED_REPS ?= 3
+SCHED_LOSS_ROUNDS ?= 1000
+SCHED_PAIRS ?= 1 2 4 8 16 32 64
+SCHED_VM := tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module dial9.ko \
+	--icount --mem 2048 --bin /usr/bin/perf --bin /usr/bin/trace-cmd \
+	--bin /usr/bin/bpftrace --tree /usr/lib/x86_64-linux-gnu/traceevent \
+	--file $(BUILD)/bench/dial9-pingpong --file $(BUILD)/bench/dial9-record \
+	--file bench/kmod/sched.sh
+
+$(SCHED_BENCH): $(BUILD)/bench/dial9-%: bench/kmod/%.c uapi/linux/dial9.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -static -pthread -o $@ $<
+
+bench-sched: deps module $(BUILD)/tests/vm/exit $(SCHED_BENCH)
+	@set -o pipefail; DIAL9_VM_TIMEOUT=1800 $(SCHED_VM) --smp 1 \
+		--demo "sh /bin/sched.sh cost $(SCHED_ROUNDS) $(SCHED_REPS); sh /bin/sched.sh diag $(SCHED_ROUNDS)" \
+		--out $(BUILD)/bench-sched/cost | grep -E '^(BENCH|vm:)'
+	@set -o pipefail; DIAL9_VM_TIMEOUT=1800 $(SCHED_VM) --smp 2 --append maxcpus=1 \
+		--demo "sh /bin/sched.sh loss $(SCHED_LOSS_ROUNDS) $(SCHED_PAIRS)" \
+		--out $(BUILD)/bench-sched/loss | grep -E '^(BENCH|vm:)'
+	@echo
+	@bench/kmod/sched-table.sh $(BUILD)/bench-sched/cost/console.log \
+		$(BUILD)/bench-sched/loss/console.log

@@ -6,11 +6,13 @@
  * to the last thread's end), so a tracer's start-up and shutdown do not
  * count.  On one CPU a round trip is two context switches and two wake-ups.
  *
- *   dial9-pingpong [-p PAIRS] [-n ROUNDS] [-s]
+ *   dial9-pingpong [-p PAIRS] [-n ROUNDS] [-s] [-e EVENTS]
  *
  * -s: the process records itself through /dev/dial9 (default session: its
  * own threads, default ring size) with a reader thread draining the rings
  * as a real consumer would (poll() at a quarter-ring watermark).
+ * -e: the session's DIAL9_EV_* mask (default 0: all), to see what each
+ * record type costs.
  *
  * Prints one line:
  *   pingpong pairs=P rounds=N ns=T ns_per_rt=X [read=R lost=L]
@@ -81,12 +83,14 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-static int open_session(void)
+static int open_session(unsigned int events)
 {
+	struct dial9_session_config cfg = { .size = sizeof(cfg), .events = events };
 	struct dial9_version v;
 
 	dfd = open(DIAL9_DEVICE, O_RDWR);
-	if (dfd < 0 || ioctl(dfd, DIAL9_IOC_GET_VERSION, &v))
+	if (dfd < 0 || ioctl(dfd, DIAL9_IOC_GET_VERSION, &v) ||
+	    ioctl(dfd, DIAL9_IOC_CONFIGURE, &cfg))
 		return -1;
 	ncpu = v.nr_cpu_ids < MAX_CPUS ? v.nr_cpu_ids : MAX_CPUS;
 	for (unsigned int cpu = 0; cpu < ncpu; cpu++) {
@@ -133,16 +137,18 @@ int main(int argc, char **argv)
 	static struct end ends[2 * MAX_PAIRS];
 	static pthread_t th[2 * MAX_PAIRS];
 	int pairs = 1, self = 0, opt;
+	unsigned int events = 0;
 	uint64_t t0 = UINT64_MAX, t1 = 0, lost = 0;
 	pthread_t rd;
 
-	while ((opt = getopt(argc, argv, "p:n:s")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:se:")) != -1) {
 		switch (opt) {
 		case 'p': pairs = atoi(optarg); break;
 		case 'n': rounds = atol(optarg); break;
 		case 's': self = 1; break;
+		case 'e': events = strtoul(optarg, NULL, 0); break;
 		default:
-			fprintf(stderr, "usage: %s [-p PAIRS] [-n ROUNDS] [-s]\n",
+			fprintf(stderr, "usage: %s [-p PAIRS] [-n ROUNDS] [-s] [-e EVENTS]\n",
 				argv[0]);
 			return 2;
 		}
@@ -150,7 +156,7 @@ int main(int argc, char **argv)
 	if (pairs < 1 || pairs > MAX_PAIRS || rounds < 1)
 		return fprintf(stderr, "1..%d pairs\n", MAX_PAIRS), 2;
 	if (self) {
-		if (open_session())
+		if (open_session(events))
 			return perror("dial9"), 1;
 		pthread_create(&rd, NULL, reader, NULL);
 	}

@@ -80,7 +80,7 @@ static void drain(void)
 
 int main(int argc, char **argv)
 {
-	struct dial9_config cfg = { .size = sizeof(cfg),
+	struct dial9_session_config cfg = { .size = sizeof(cfg),
 				    .flags = DIAL9_CFG_NO_SELF };
 	struct dial9_target tgt = { .size = sizeof(tgt),
 				    .flags = DIAL9_TARGET_CHILDREN };

@@ -4,10 +4,12 @@
 # lose records.  Prints one line per run, parsed on the host by
 # bench/kmod/sched-table.sh:
 #
-#   BENCH part=cost|loss wl=WORKLOAD cfg=CONFIG pairs=P rep=R ns_per_rt=T events=E lost=L
+#   BENCH part=cost|loss wl=WORKLOAD cfg=CONFIG pairs=P rounds=N rep=R
+#         ns_per_rt=T events=E lost=L
 #
 #   sched.sh cost ROUNDS REPS       one vCPU, under -icount
 #   sched.sh loss ROUNDS PAIRS...   two vCPUs; ROUNDS round trips per pair
+#   sched.sh diag ROUNDS            what each dial9 record type costs
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing
@@ -38,9 +40,7 @@ tracepoint:sched:sched_switch
 }
 END
 {
-	printf("bpftrace events=%d\n", @events);
 	clear(@qtime);
-	clear(@events);
 }
 BT
 
@@ -85,20 +85,41 @@ run() {
 		perf sched record -o /tmp/perf.data -- $cmd >/tmp/out 2>/tmp/err
 		perf report -i /tmp/perf.data --stats >/tmp/stats 2>&1
 		events=$(awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }' /tmp/stats)
-		lost=$(awk '$1 == "LOST_SAMPLES" && $2 == "events:" { s += $3 }
-			$1 == "LOST" && $2 == "events:" { s += $3 } END { print s + 0 }' /tmp/stats)
+		# --stats counts LOST records; each says how many samples it
+		# stands for ("... PERF_RECORD_LOST lost N" in the raw dump)
+		nl=$(awk '$2 == "events:" && ($1 == "LOST" || $1 == "LOST_SAMPLES") { s += $3 }
+			END { print s + 0 }' /tmp/stats)
+		lost=0
+		[ "$nl" -gt 0 ] && lost=$(perf report -D -i /tmp/perf.data 2>/dev/null |
+			awk '/PERF_RECORD_LOST/ { s += $NF } END { print s + 0 }')
 		;;
 	trace-cmd)
-		trace-cmd record -q -e sched_switch -e sched_wakeup -e sched_waking \
+		trace-cmd record -e sched_switch -e sched_wakeup -e sched_waking \
 			-o /tmp/trace.dat $cmd >/tmp/out 2>/tmp/err
 		events=$(trace-cmd report -q -i /tmp/trace.dat 2>/dev/null |
 			grep -c -E 'sched_(switch|wakeup|waking):')
-		# buffer stats printed by record: "overrun: N" per CPU
-		lost=$(awk '/^overrun:/ { s += $2 } END { print s + 0 }' /tmp/out /tmp/err)
+		# buffer stats printed by record, per CPU: "overrun: N" (events
+		# overwritten before trace-cmd read them), "commit overrun: N"
+		lost=$(awk '/^overrun:/ { s += $2 } /^commit overrun:/ { s += $3 }
+			END { print s + 0 }' /tmp/out /tmp/err)
 		;;
 	bpftrace)
 		bpftrace -c "$cmd" /tmp/runqlat.bt >/tmp/out 2>/tmp/err
-		events=$(num "bpftrace events" /tmp/out); lost=n/a ;;
+		events=$(sed -n 's/^@events: \([0-9]*\).*/\1/p' /tmp/out); lost=n/a ;;
+	# Diagnostics: which part of dial9's cost is what.
+	d9-switch|d9-wake|d9-waking|d9-nowakeup)
+		case $cfg in
+		d9-switch) ev=0x1 ;; d9-wake) ev=0x6 ;; d9-waking) ev=0x2 ;;
+		d9-nowakeup) ev=0x7b ;;	# all but DIAL9_EV_WAKEUP
+		esac
+		$cmd -s -e $ev >/tmp/out 2>/tmp/err
+		events=$(num read /tmp/out); lost=$(num lost /tmp/out) ;;
+	d9-idle)
+		# probes attached, a session that matches no task of the workload
+		dial9-record -- sleep 100000 2>/tmp/err &
+		sleep 1
+		$cmd >/tmp/out
+		kill "$(pidof sleep)"; wait ;;
 	esac
 	ns=$(rt_ns "$wl")
 	if [ -z "$ns" ]; then
@@ -106,7 +127,7 @@ run() {
 		sed 's/^/# /' /tmp/out /tmp/err | tail -n 20
 		return
 	fi
-	echo "BENCH part=$part wl=$wl cfg=$cfg pairs=$pairs rep=$rep ns_per_rt=$ns events=${events:-0} lost=${lost:-0}"
+	echo "BENCH part=$part wl=$wl cfg=$cfg pairs=$pairs rounds=$rounds rep=$rep ns_per_rt=$ns events=${events:-0} lost=${lost:-0}"
 }
 
 # Which configurations run, and on which workload.
@@ -130,7 +151,20 @@ cost)
 		r=$((r + 1))
 	done
 	;;
+diag)
+	for r in 1 2; do
+		for cfg in none d9-idle d9-switch d9-waking d9-wake d9-nowakeup dial9-self; do
+			run pingpong "$cfg" 1 "$r"
+		done
+	done
+	;;
 loss)
+	# qemu 7.2 hangs bringing up a second vCPU at boot under -icount, so
+	# the VM boots with maxcpus=1 and the others come online here.
+	for c in /sys/devices/system/cpu/cpu[1-9]*/online; do
+		[ -f "$c" ] && echo 1 >"$c"
+	done
+	echo "BENCH-INFO cpus online: $(cat /sys/devices/system/cpu/online)"
 	for p in "$@"; do
 		for cfg in dial9-self dial9-proc dial9-sys perf-sched trace-cmd; do
 			run pingpong "$cfg" "$p" 1

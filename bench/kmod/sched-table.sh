@@ -1,0 +1,70 @@
+#!/bin/sh
+# Turn the BENCH lines of the benchmark VMs' console logs into the tables
+# of docs/benchmarks.md.  Usage: sched-table.sh COST_LOG LOSS_LOG
+#
+# Cost: per workload and configuration, the median over the repetitions of
+# the workload's own time per round trip (guest ns under -icount, i.e.
+# instructions), its ratio to no tracing, the spread of the repetitions
+# ((max - min) / median), and the events captured and lost per run.
+cost=$1 loss=$2
+table() {
+tr -d '\r' <"$cost" | grep "^BENCH part=$1 " | awk '
+function kv(s,   i, a) { for (i = 1; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] } }
+function median(key, n,   i, j, t, x) {
+	for (i = 1; i <= n; i++) x[i] = t_[key, i]
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+		if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
+	return n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
+}
+{
+	delete v; kv()
+	key = v["wl"] SUBSEP v["cfg"]
+	if (!(key in n)) { order[++nk] = key }
+	n[key]++
+	t_[key, n[key]] = v["ns_per_rt"] + 0
+	if (!(key in mn) || v["ns_per_rt"] < mn[key]) mn[key] = v["ns_per_rt"] + 0
+	if (!(key in mx) || v["ns_per_rt"] > mx[key]) mx[key] = v["ns_per_rt"] + 0
+	ev[key] = v["events"]; lo[key] = v["lost"]
+	rounds[v["wl"]] = v["rounds"]
+}
+END {
+	for (k = 1; k <= nk; k++) med[order[k]] = median(order[k], n[order[k]])
+	printf "%-10s %-11s %9s %12s %8s %5s %9s %8s %7s\n", "workload", "config",
+		"ratio", "ns/round-trip", "spread", "runs", "events", "ev/rt", "lost"
+	for (k = 1; k <= nk; k++) {
+		key = order[k]; split(key, p, SUBSEP)
+		base = med[p[1] SUBSEP "none"]
+		per = "-"
+		if (ev[key] > 0 && rounds[p[1]] > 0) per = sprintf("%.2f", ev[key] / rounds[p[1]])
+		printf "%-10s %-11s %8.3fx %12.1f %7.2f%% %5d %9s %8s %7s\n", p[1], p[2],
+			med[key] / base, med[key], 100 * (mx[key] - mn[key]) / med[key],
+			n[key], ev[key], per, lo[key]
+	}
+}'
+}
+echo "Cost per round trip (1 vCPU, -icount), ratio to no tracing"
+table cost
+echo
+echo "Where dial9's cost goes (own-process session, by record types)"
+table diag
+[ -n "$loss" ] || exit 0
+echo
+echo "Loss: pairs of ping-pong threads (2 vCPUs), events captured / lost per run"
+tr -d '\r' <"$loss" | grep '^BENCH part=loss' | awk '
+function kv(s,   i, a) { for (i = 1; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] } }
+{
+	delete v; kv()
+	if (!(v["cfg"] in seen)) { seen[v["cfg"]] = 1; cfgs[++nc] = v["cfg"] }
+	if (!(v["pairs"] in seenp)) { seenp[v["pairs"]] = 1; ps[++np] = v["pairs"] }
+	cell[v["pairs"], v["cfg"]] = v["events"] "/" v["lost"]
+}
+END {
+	printf "%-6s", "pairs"
+	for (c = 1; c <= nc; c++) printf " %18s", cfgs[c]
+	printf "\n"
+	for (i = 1; i <= np; i++) {
+		printf "%-6s", ps[i]
+		for (c = 1; c <= nc; c++) printf " %18s", cell[ps[i], cfgs[c]]
+		printf "\n"
+	}
+}'
