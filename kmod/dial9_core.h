@@ -31,6 +31,8 @@ struct dial9_ring {
 	u64 lost;
 	u64 unreported_lost;		/* dropped since the last LOST record */
 	u64 last_ns;			/* clamp: never go backwards */
+	u64 tail_seen;			/* the reader's tail at the last reserve */
+	u64 woken_tail;			/* its tail when we last woke it */
 };
 
 /*
@@ -59,14 +61,15 @@ struct dial9_session {
 	struct dial9_ring **rings;	/* [nr_cpu_ids], NULL if not possible */
 
 	wait_queue_head_t wq;
-	atomic_t waiting;		/* a reader sleeps in poll() */
 	struct irq_work wakeup;		/* defers wake_up from the probes */
 };
 
 /* ring.c */
 struct dial9_ring *dial9_ring_alloc(u32 size, int cpu);
 void dial9_ring_free(struct dial9_ring *r);
-bool dial9_ring_write(struct dial9_ring *r, struct dial9_rec_header *rec);
+void *dial9_ring_reserve(struct dial9_ring *r, u16 type, u32 size,
+			 u64 time_ns);
+bool dial9_ring_commit(struct dial9_ring *r);
 bool dial9_ring_readable(struct dial9_ring *r);
 
 /* probes.c */

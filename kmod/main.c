@@ -328,13 +328,14 @@ static __poll_t dial9_poll(struct file *file, poll_table *pt)
 	struct dial9_session *s = file->private_data;
 	int cpu;
 
+	/*
+	 * On the wait queue before reading heads: a record committed after
+	 * this read is followed by a wake-up that finds us there.
+	 */
 	poll_wait(file, &s->wq, pt);
 	/* Acquire: pairs with the release in dial9_rings_ready(). */
 	if (!smp_load_acquire(&s->rings_ready))
 		return 0;
-	atomic_set(&s->waiting, 1);
-	/* Order waiting before reading heads; pairs with dial9_emit(). */
-	smp_mb__after_atomic();
 	for_each_possible_cpu(cpu)
 		if (dial9_ring_readable(s->rings[cpu]))
 			return EPOLLIN | EPOLLRDNORM;

@@ -60,48 +60,51 @@ static void dial9_ids(const struct dial9_session *s,
 	}
 }
 
-static void dial9_emit(struct dial9_session *s, struct dial9_rec_header *rec)
+/* The calling CPU's ring of @s.  Interrupts must be off. */
+static __always_inline struct dial9_ring *dial9_this_ring(struct dial9_session *s)
 {
-	struct dial9_ring *r;
-	unsigned long flags;
+	return s->rings[smp_processor_id()];
+}
 
-	local_irq_save(flags);
-	r = s->rings[smp_processor_id()];
-	if (r && dial9_ring_write(r, rec)) {
-		/* Order the head store before reading waiting; pairs with poll. */
-		smp_mb();
-		if (atomic_read(&s->waiting) && dial9_ring_readable(r) &&
-		    atomic_xchg(&s->waiting, 0))
-			irq_work_queue(&s->wakeup);
-	}
-	local_irq_restore(flags);
+/* Publish a reserved record; wake the reader (later, from irq_work) if due. */
+static __always_inline void dial9_commit(struct dial9_session *s,
+					 struct dial9_ring *r)
+{
+	if (dial9_ring_commit(r))
+		irq_work_queue(&s->wakeup);
 }
 
 static void dial9_emit_comm(struct dial9_session *s, struct task_struct *p,
 			    const char *comm)
 {
-	struct dial9_rec_comm rec = {
-		.hdr.type = DIAL9_REC_COMM,
-		.hdr.size = sizeof(rec),
-		.hdr.time_ns = ktime_get_mono_fast_ns(),
-		.tid = p->pid,
-		.tgid = p->tgid,
-	};
+	struct dial9_rec_comm *rec;
+	struct dial9_ring *r;
+	unsigned long flags;
 
-	strscpy_pad(rec.comm, comm, sizeof(rec.comm));
-	dial9_emit(s, &rec.hdr);
+	local_irq_save(flags);
+	r = dial9_this_ring(s);
+	rec = r ? dial9_ring_reserve(r, DIAL9_REC_COMM, sizeof(*rec),
+				     ktime_get_mono_fast_ns()) : NULL;
+	if (rec) {
+		rec->tid = p->pid;
+		rec->tgid = p->tgid;
+		strscpy_pad(rec->comm, comm, sizeof(rec->comm));
+		dial9_commit(s, r);
+	}
+	local_irq_restore(flags);
 }
 
+/* Called with the runqueue lock held and interrupts off. */
 static void dial9_probe_switch(void *data, bool preempt,
 			       struct task_struct *prev,
 			       struct task_struct *next,
 			       unsigned int prev_state)
 {
-	struct dial9_rec_switch rec;
+	struct dial9_rec_switch *rec;
 	struct dial9_session *s;
-	u64 wait_ns = 0;
+	struct dial9_ring *r;
+	u64 now = 0, wait_ns = 0;
 	u16 flags = 0;
-	bool filled = false;
 
 	list_for_each_entry_rcu(s, &dial9_sessions, node) {
 		bool own_prev, own_next, see_prev, see_next;
@@ -112,7 +115,7 @@ static void dial9_probe_switch(void *data, bool preempt,
 		own_next = dial9_match(s, next);
 		if (!own_prev && !own_next)
 			continue;
-		if (!filled) {
+		if (!now) {
 			u64 queued = dial9_queued_since(next);
 
 			if (preempt)
@@ -120,47 +123,52 @@ static void dial9_probe_switch(void *data, bool preempt,
 			if (preempt || prev_state == TASK_RUNNING)
 				flags |= DIAL9_SWITCH_PREV_RUNNABLE;
 			if (queued) {
-				u64 now = local_clock();
+				u64 t = local_clock();
 
-				wait_ns = now > queued ? now - queued : 0;
+				wait_ns = t > queued ? t - queued : 0;
 				flags |= DIAL9_SWITCH_WAIT_VALID;
 			}
-			memset(&rec, 0, sizeof(rec));
-			rec.hdr.type = DIAL9_REC_SWITCH;
-			rec.hdr.size = sizeof(rec);
-			rec.hdr.time_ns = ktime_get_mono_fast_ns();
-			filled = true;
+			now = ktime_get_mono_fast_ns();
 		}
+		r = dial9_this_ring(s);
+		rec = r ? dial9_ring_reserve(r, DIAL9_REC_SWITCH, sizeof(*rec),
+					     now) : NULL;
+		if (!rec)
+			continue;
 		/* A foreign side shows nothing: no ids, state, prio or wait. */
 		see_prev = own_prev || s->privileged;
 		see_next = own_next || s->privileged;
-		rec.hdr.flags = flags;
+		rec->hdr.flags = flags;
 		if (own_prev)
-			rec.hdr.flags |= DIAL9_SWITCH_PREV_TARGET;
+			rec->hdr.flags |= DIAL9_SWITCH_PREV_TARGET;
 		if (own_next)
-			rec.hdr.flags |= DIAL9_SWITCH_NEXT_TARGET;
+			rec->hdr.flags |= DIAL9_SWITCH_NEXT_TARGET;
 		if (!see_prev)
-			rec.hdr.flags &= ~(DIAL9_SWITCH_PREEMPT |
-					   DIAL9_SWITCH_PREV_RUNNABLE);
+			rec->hdr.flags &= ~(DIAL9_SWITCH_PREEMPT |
+					    DIAL9_SWITCH_PREV_RUNNABLE);
 		if (!see_next)
-			rec.hdr.flags &= ~DIAL9_SWITCH_WAIT_VALID;
-		dial9_ids(s, prev, own_prev, &rec.prev_tid, &rec.prev_tgid);
-		dial9_ids(s, next, own_next, &rec.next_tid, &rec.next_tgid);
-		rec.prev_prio = see_prev ? prev->prio : 0;
-		rec.prev_state = see_prev && !preempt ?
+			rec->hdr.flags &= ~DIAL9_SWITCH_WAIT_VALID;
+		dial9_ids(s, prev, own_prev, &rec->prev_tid, &rec->prev_tgid);
+		dial9_ids(s, next, own_next, &rec->next_tid, &rec->next_tgid);
+		rec->prev_prio = see_prev ? prev->prio : 0;
+		rec->next_prio = see_next ? next->prio : 0;
+		rec->prev_state = see_prev && !preempt ?
 			__task_state_index(prev_state, prev->exit_state) : 0;
-		rec.next_prio = see_next ? next->prio : 0;
-		rec.next_wait_ns = see_next ? wait_ns : 0;
-		dial9_emit(s, &rec.hdr);
+		rec->reserved = 0;
+		rec->next_wait_ns = see_next ? wait_ns : 0;
+		dial9_commit(s, r);
 	}
 }
 
 static void dial9_wake(struct task_struct *p, u16 type, u32 event)
 {
 	struct task_struct *waker = current;
-	struct dial9_rec_wake rec;
+	struct dial9_rec_wake *rec;
 	struct dial9_session *s;
-	bool filled = false;
+	struct dial9_ring *r;
+	unsigned long irqflags;
+	u16 flags = 0;
+	u64 now = 0;
 
 	list_for_each_entry_rcu(s, &dial9_sessions, node) {
 		bool own_p, own_waker;
@@ -171,25 +179,27 @@ static void dial9_wake(struct task_struct *p, u16 type, u32 event)
 		own_waker = dial9_match(s, waker);
 		if (!own_p && !own_waker)
 			continue;
-		if (!filled) {
-			memset(&rec, 0, sizeof(rec));
-			rec.hdr.type = type;
-			rec.hdr.size = sizeof(rec);
-			rec.hdr.time_ns = ktime_get_mono_fast_ns();
-			rec.target_cpu = task_cpu(p);
-			filled = true;
+		if (!now) {
+			/* In an interrupt, current is only who was interrupted. */
+			if (in_hardirq() || in_serving_softirq())
+				flags = DIAL9_WAKE_FROM_IRQ;
+			now = ktime_get_mono_fast_ns();
 		}
-		/* In an interrupt, current is only who was interrupted. */
-		rec.hdr.flags = in_hardirq() || in_serving_softirq() ?
-				DIAL9_WAKE_FROM_IRQ : 0;
-		if (own_p)
-			rec.hdr.flags |= DIAL9_WAKE_TASK_TARGET;
-		if (own_waker)
-			rec.hdr.flags |= DIAL9_WAKE_WAKER_TARGET;
-		dial9_ids(s, p, own_p, &rec.tid, &rec.tgid);
-		dial9_ids(s, waker, own_waker, &rec.waker_tid, &rec.waker_tgid);
-		rec.prio = (own_p || s->privileged) ? p->prio : 0;
-		dial9_emit(s, &rec.hdr);
+		local_irq_save(irqflags);
+		r = dial9_this_ring(s);
+		rec = r ? dial9_ring_reserve(r, type, sizeof(*rec), now) : NULL;
+		if (rec) {
+			rec->hdr.flags = flags |
+				(own_p ? DIAL9_WAKE_TASK_TARGET : 0) |
+				(own_waker ? DIAL9_WAKE_WAKER_TARGET : 0);
+			dial9_ids(s, p, own_p, &rec->tid, &rec->tgid);
+			dial9_ids(s, waker, own_waker, &rec->waker_tid,
+				  &rec->waker_tgid);
+			rec->prio = (own_p || s->privileged) ? p->prio : 0;
+			rec->target_cpu = task_cpu(p);
+			dial9_commit(s, r);
+		}
+		local_irq_restore(irqflags);
 		if (type == DIAL9_REC_WAKEUP_NEW && own_p &&
 		    (s->events & DIAL9_EV_COMM))
 			dial9_emit_comm(s, p, p->comm);
@@ -214,21 +224,26 @@ static void dial9_probe_wakeup_new(void *data, struct task_struct *p)
 static void dial9_probe_migrate(void *data, struct task_struct *p,
 				int dest_cpu)
 {
-	struct dial9_rec_migrate rec;
+	struct dial9_rec_migrate *rec;
 	struct dial9_session *s;
+	struct dial9_ring *r;
+	unsigned long flags;
 
 	list_for_each_entry_rcu(s, &dial9_sessions, node) {
 		if (!(s->events & DIAL9_EV_MIGRATE) || !dial9_match(s, p))
 			continue;
-		rec.hdr.type = DIAL9_REC_MIGRATE;
-		rec.hdr.size = sizeof(rec);
-		rec.hdr.flags = 0;
-		rec.hdr.time_ns = ktime_get_mono_fast_ns();
-		rec.tid = p->pid;
-		rec.tgid = p->tgid;
-		rec.orig_cpu = task_cpu(p);
-		rec.dest_cpu = dest_cpu;
-		dial9_emit(s, &rec.hdr);
+		local_irq_save(flags);
+		r = dial9_this_ring(s);
+		rec = r ? dial9_ring_reserve(r, DIAL9_REC_MIGRATE, sizeof(*rec),
+					     ktime_get_mono_fast_ns()) : NULL;
+		if (rec) {
+			rec->tid = p->pid;
+			rec->tgid = p->tgid;
+			rec->orig_cpu = task_cpu(p);
+			rec->dest_cpu = dest_cpu;
+			dial9_commit(s, r);
+		}
+		local_irq_restore(flags);
 	}
 }
 
@@ -248,20 +263,29 @@ static void dial9_target_forget(struct dial9_session *s, pid_t tgid)
 static void dial9_probe_exit(void *data, struct task_struct *p)
 {
 	bool group_dead = !atomic_read(&p->signal->live);
-	struct dial9_rec_exit rec;
+	struct dial9_rec_exit *rec;
 	struct dial9_session *s;
+	struct dial9_ring *r;
+	unsigned long flags;
 
 	list_for_each_entry_rcu(s, &dial9_sessions, node) {
 		if (!dial9_match(s, p))
 			continue;
 		if (s->events & DIAL9_EV_EXIT) {
-			rec.hdr.type = DIAL9_REC_EXIT;
-			rec.hdr.size = sizeof(rec);
-			rec.hdr.flags = group_dead ? DIAL9_EXIT_GROUP_DEAD : 0;
-			rec.hdr.time_ns = ktime_get_mono_fast_ns();
-			rec.tid = p->pid;
-			rec.tgid = p->tgid;
-			dial9_emit(s, &rec.hdr);
+			local_irq_save(flags);
+			r = dial9_this_ring(s);
+			rec = r ? dial9_ring_reserve(r, DIAL9_REC_EXIT,
+						     sizeof(*rec),
+						     ktime_get_mono_fast_ns()) :
+				  NULL;
+			if (rec) {
+				rec->hdr.flags = group_dead ?
+					DIAL9_EXIT_GROUP_DEAD : 0;
+				rec->tid = p->pid;
+				rec->tgid = p->tgid;
+				dial9_commit(s, r);
+			}
+			local_irq_restore(flags);
 		}
 		if (group_dead && !s->system_wide)
 			dial9_target_forget(s, p->tgid);
@@ -368,21 +392,29 @@ void dial9_emit_comms(struct dial9_session *s)
 	}
 }
 
+/*
+ * A tracepoint is attached only while an enabled session wants one of its
+ * events (every call costs ~100 instructions even when nothing matches);
+ * exit and fork always, as they keep the target tables right.
+ */
 struct dial9_tp {
 	const char *name;
 	void *probe;
+	u32 events;		/* DIAL9_EV_* that need it; 0: always */
 	struct tracepoint *tp;
+	bool registered;
 };
 
 static struct dial9_tp dial9_tps[] = {
-	{ "sched_switch", dial9_probe_switch },
-	{ "sched_waking", dial9_probe_waking },
-	{ "sched_wakeup", dial9_probe_wakeup },
-	{ "sched_wakeup_new", dial9_probe_wakeup_new },
-	{ "sched_migrate_task", dial9_probe_migrate },
-	{ "sched_process_exit", dial9_probe_exit },
-	{ "sched_process_fork", dial9_probe_fork },
-	{ "task_rename", dial9_probe_rename },
+	{ "sched_switch", dial9_probe_switch, DIAL9_EV_SWITCH },
+	{ "sched_waking", dial9_probe_waking, DIAL9_EV_WAKING },
+	{ "sched_wakeup", dial9_probe_wakeup, DIAL9_EV_WAKEUP },
+	{ "sched_wakeup_new", dial9_probe_wakeup_new,
+	  DIAL9_EV_WAKEUP_NEW | DIAL9_EV_COMM },
+	{ "sched_migrate_task", dial9_probe_migrate, DIAL9_EV_MIGRATE },
+	{ "sched_process_exit", dial9_probe_exit, 0 },
+	{ "sched_process_fork", dial9_probe_fork, 0 },
+	{ "task_rename", dial9_probe_rename, DIAL9_EV_COMM },
 };
 
 static void dial9_tp_lookup(struct tracepoint *tp, void *priv)
@@ -409,28 +441,38 @@ int dial9_probes_init(void)
 	return 0;
 }
 
-static void dial9_probes_unregister(int n)
+static void dial9_probes_unregister(void)
 {
-	while (n-- > 0)
-		tracepoint_probe_unregister(dial9_tps[n].tp,
-					    dial9_tps[n].probe, NULL);
+	int i;
+
+	for (i = ARRAY_SIZE(dial9_tps) - 1; i >= 0; i--) {
+		if (!dial9_tps[i].registered)
+			continue;
+		tracepoint_probe_unregister(dial9_tps[i].tp,
+					    dial9_tps[i].probe, NULL);
+		dial9_tps[i].registered = false;
+	}
 	/* No probe runs, or can still see a session, after this. */
 	tracepoint_synchronize_unregister();
 }
 
-static int dial9_probes_register(void)
+/* Attach the tracepoints @events need that are not attached yet. */
+static int dial9_probes_register(u32 events)
 {
 	int i, ret;
 
 	for (i = 0; i < ARRAY_SIZE(dial9_tps); i++) {
-		ret = tracepoint_probe_register(dial9_tps[i].tp,
-						dial9_tps[i].probe, NULL);
+		struct dial9_tp *t = &dial9_tps[i];
+
+		if (t->registered || (t->events && !(t->events & events)))
+			continue;
+		ret = tracepoint_probe_register(t->tp, t->probe, NULL);
 		if (ret) {
-			pr_err("dial9: cannot attach to %s: %d\n",
-			       dial9_tps[i].name, ret);
-			dial9_probes_unregister(i);
+			pr_err("dial9: cannot attach to %s: %d\n", t->name,
+			       ret);
 			return ret;
 		}
+		t->registered = true;
 	}
 	return 0;
 }
@@ -443,10 +485,11 @@ int dial9_session_enable(struct dial9_session *s)
 	if (s->enabled)
 		return 0;
 	mutex_lock(&dial9_reg_lock);
-	if (!dial9_nr_enabled) {
-		ret = dial9_probes_register();
-		if (ret)
-			goto out_unlock;
+	ret = dial9_probes_register(s->events);
+	if (ret) {
+		if (!dial9_nr_enabled)
+			dial9_probes_unregister();
+		goto out_unlock;
 	}
 	dial9_nr_enabled++;
 	list_add_rcu(&s->node, &dial9_sessions);
@@ -470,7 +513,7 @@ void dial9_session_disable(struct dial9_session *s)
 	list_del_rcu(&s->node);
 	s->enabled = false;
 	if (!--dial9_nr_enabled)
-		dial9_probes_unregister(ARRAY_SIZE(dial9_tps));
+		dial9_probes_unregister();
 	else
 		synchronize_rcu();
 	mutex_unlock(&dial9_reg_lock);

@@ -5,10 +5,10 @@
  *
  * The producer is the probe running on the ring's CPU with interrupts off,
  * so writes to one ring never interleave: a wake-up probe that interrupts
- * another on the same CPU waits for interrupts to come back on.  The ring
- * protocol follows perf's: write the record, then publish head with release
- * semantics; read the reader's tail with acquire semantics before reusing
- * space it has consumed.
+ * another on the same CPU waits for interrupts to come back on.  Records
+ * are written in place.  The ring protocol follows perf's: write the
+ * record, then publish head with release semantics; read the reader's tail
+ * with acquire semantics before reusing space it has consumed.
  */
 #include <linux/vmalloc.h>
 #include <linux/slab.h>
@@ -52,6 +52,7 @@ struct dial9_ring *dial9_ring_alloc(u32 size, int cpu)
 	r->ctrl->data_size = size;
 	r->ctrl->cpu = cpu;
 	r->ctrl->abi_version = DIAL9_ABI_VERSION;
+	r->woken_tail = U64_MAX;
 	return r;
 }
 
@@ -64,24 +65,26 @@ void dial9_ring_free(struct dial9_ring *r)
 	kfree(r);
 }
 
-/* Unread bytes, as the reader's (untrusted) tail says. */
-static u64 dial9_ring_used(struct dial9_ring *r, u64 head)
+/*
+ * The reader's tail.  It is untrusted: a tail beyond head or too far
+ * behind is garbage, and reads as a full ring.
+ */
+static u64 dial9_ring_tail(struct dial9_ring *r, u64 head)
 {
 	/* Acquire: the reader is done with the bytes before its tail. */
 	u64 tail = smp_load_acquire(&r->ctrl->tail);
 
-	/* A tail beyond head or too far behind is garbage: treat as full. */
 	if (tail > head || head - tail > r->size)
-		return r->size;
-	return head - tail;
+		return head - r->size;
+	return tail;
 }
 
 bool dial9_ring_readable(struct dial9_ring *r)
 {
-	/* Acquire: pairs with the release below in dial9_ring_write(). */
+	/* Acquire: pairs with the release in dial9_ring_commit(). */
 	u64 head = smp_load_acquire(&r->ctrl->head);
 	u32 wm = READ_ONCE(r->ctrl->watermark);
-	u64 used = dial9_ring_used(r, head);
+	u64 used = head - dial9_ring_tail(r, head);
 
 	if (!wm)
 		wm = 1;
@@ -103,58 +106,84 @@ static void dial9_put_pad(struct dial9_ring *r, u32 off, u32 len)
 }
 
 /*
- * Append @rec (rec->size bytes, a multiple of 8) to @r, preceded by a LOST
- * record if records were dropped since the last one.  Fills in the header's
- * cpu and clamps its time to the ring's last.  Interrupts must be off.  Returns false, and counts the record as lost, if it does not fit.
+ * Reserve @size bytes (a multiple of 8) for one record at @time_ns, after a
+ * LOST record if records were dropped since the last one.  Returns where to
+ * write the record, with its header's type, size, cpu and time filled in,
+ * or NULL (the record is counted lost) if it does not fit.  Interrupts must
+ * be off until dial9_ring_commit(): only this CPU writes this ring.
  */
-bool dial9_ring_write(struct dial9_ring *r, struct dial9_rec_header *rec)
+void *dial9_ring_reserve(struct dial9_ring *r, u16 type, u32 size,
+			 u64 time_ns)
 {
-	struct dial9_rec_lost lost;
+	struct dial9_rec_header *h;
 	u64 head = r->head;
-	u32 need = rec->size;
 	u32 off = head & r->mask;
+	u32 need = size;
 	u32 pad = 0;
 
-	/* One CPU's records never go backwards in time. */
-	if (rec->time_ns < r->last_ns)
-		rec->time_ns = r->last_ns;
-	r->last_ns = rec->time_ns;
-	rec->cpu = r->cpu;
-
 	if (r->unreported_lost)
-		need += sizeof(lost);
+		need += sizeof(struct dial9_rec_lost);
 	/* Records never wrap: pad to the end of the data area first. */
 	if (off + need > r->size)
 		pad = r->size - off;
-	if (dial9_ring_used(r, head) + pad + need > r->size) {
+	r->tail_seen = dial9_ring_tail(r, head);
+	if (head - r->tail_seen + pad + need > r->size) {
 		r->lost++;
 		r->unreported_lost++;
 		WRITE_ONCE(r->ctrl->lost, r->lost);
-		return false;
+		return NULL;
 	}
+	/* One CPU's records never go backwards in time. */
+	if (time_ns < r->last_ns)
+		time_ns = r->last_ns;
+	r->last_ns = time_ns;
 	if (pad) {
 		dial9_put_pad(r, off, pad);
 		head += pad;
 		off = 0;
 	}
 	if (r->unreported_lost) {
-		lost.hdr.type = DIAL9_REC_LOST;
-		lost.hdr.size = sizeof(lost);
-		lost.hdr.cpu = r->cpu;
-		lost.hdr.flags = 0;
-		lost.hdr.time_ns = rec->time_ns;
-		lost.count = r->unreported_lost;
-		memcpy(r->data + off, &lost, sizeof(lost));
-		off += sizeof(lost);
-		head += sizeof(lost);
+		struct dial9_rec_lost *lost = r->data + off;
+
+		lost->hdr.type = DIAL9_REC_LOST;
+		lost->hdr.size = sizeof(*lost);
+		lost->hdr.cpu = r->cpu;
+		lost->hdr.flags = 0;
+		lost->hdr.time_ns = time_ns;
+		lost->count = r->unreported_lost;
+		off += sizeof(*lost);
+		head += sizeof(*lost);
 		r->unreported_lost = 0;
 	}
-	memcpy(r->data + off, rec, rec->size);
-	head += rec->size;
-	r->head = head;
+	h = r->data + off;
+	h->type = type;
+	h->size = size;
+	h->cpu = r->cpu;
+	h->flags = 0;
+	h->time_ns = time_ns;
+	r->head = head + size;
+	return h;
+}
+
+/*
+ * Publish what dial9_ring_reserve() handed out.  Returns true if the reader
+ * should be woken: its watermark is crossed and it was not yet woken since
+ * it last moved its tail (one wake-up per step of the reader).
+ */
+bool dial9_ring_commit(struct dial9_ring *r)
+{
+	u32 wm = READ_ONCE(r->ctrl->watermark);
+
 	r->written++;
 	WRITE_ONCE(r->ctrl->written, r->written);
 	/* Release: the record is complete before the reader sees head. */
-	smp_store_release(&r->ctrl->head, head);
+	smp_store_release(&r->ctrl->head, r->head);
+	if (!wm)
+		wm = 1;
+	if (wm > r->size)
+		wm = r->size;
+	if (r->head - r->tail_seen < wm || r->woken_tail == r->tail_seen)
+		return false;
+	r->woken_tail = r->tail_seen;
 	return true;
 }
