@@ -11,6 +11,7 @@
  * the segment of their time.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +51,19 @@ struct recorder {
 	int sched_error;
 	char sched_backend[16];
 	char sched_note[512];
+	/* trigger mode (under mu) */
+	uint64_t dump_req, dump_done; /* dumps asked for, checkpointed */
+	char dump_reason[256];        /* of the last one asked for */
+	bool any_trigger;
+	uint64_t last_trigger_ns;     /* the debounce window starts here */
+	struct d9_dump *last_dump;    /* a reference */
+	uint64_t dumps, dumps_coalesced;
+	char last_dump_id[32];
 };
+
+/* Set by dial9_dump_request() (signal handlers); the flush thread
+ * takes it. */
+static atomic_int g_dump_signal;
 
 /*
  * Kernel records are released to the trace once they are this old: a CPU
@@ -103,6 +116,9 @@ void dial9_config_init(struct dial9_config *c)
 	c->upload_timeout_ms = 30000;
 	c->retry_base_ms = 500;
 	c->retry_max_ms = 300000;
+	c->mode = DIAL9_MODE_CONTINUOUS;
+	c->dump_debounce_ms = 1000;
+	c->trigger_signal = 0;
 }
 
 static int parse_bool(const char *s)
@@ -158,6 +174,35 @@ static bool env_choice(const char *name, const char *const *names,
 	return false;
 }
 
+/* "USR2", "SIGUSR2", "RTMIN+3", "12": a signal number, or -1. */
+static int parse_signal(const char *s)
+{
+	static const struct {
+		const char *name;
+		int sig;
+	} names[] = { { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "HUP", SIGHUP },
+		      { "QUIT", SIGQUIT }, { "PWR", SIGPWR }, { "URG", SIGURG } };
+	char *end;
+	long v;
+
+	if (!strncasecmp(s, "SIG", 3))
+		s += 3;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcasecmp(s, names[i].name))
+			return names[i].sig;
+	if (!strncasecmp(s, "RTMIN", 5)) {
+		v = s[5] ? strtol(s + 6, &end, 10) : 0;
+		if ((s[5] && (s[5] != '+' || *end)) || v < 0 ||
+		    SIGRTMIN + v > SIGRTMAX)
+			return -1;
+		return SIGRTMIN + (int)v;
+	}
+	v = strtol(s, &end, 10);
+	if (!*s || *end || v < 1 || v > SIGRTMAX || v == SIGKILL || v == SIGSTOP)
+		return -1;
+	return (int)v;
+}
+
 /* The worker pipeline: S3 or write-back, LZ4 unless DIAL9_COMPRESS=none. */
 static void pipeline_from_env(struct dial9_config *c)
 {
@@ -190,6 +235,23 @@ static void pipeline_from_env(struct dial9_config *c)
 			c->pipeline |= DIAL9_PIPE_LZ4;
 		else
 			c->pipeline &= ~DIAL9_PIPE_LZ4;
+	}
+	{
+		static const char *const modes[] = { "continuous", "trigger" };
+
+		env_choice("DIAL9_MODE", modes, 2, &c->mode);
+	}
+	if (env_u64("DIAL9_DUMP_DEBOUNCE_MS", 0, 3600000, &n))
+		c->dump_debounce_ms = (uint32_t)n;
+	if ((s = getenv("DIAL9_TRIGGER_SIGNAL")) && *s) {
+		int sig = parse_signal(s);
+
+		if (sig > 0)
+			c->trigger_signal = sig;
+		else
+			d9_log("DIAL9_TRIGGER_SIGNAL=\"%s\" is not a signal "
+			       "(USR1, USR2, RTMIN+N or a number); no signal "
+			       "triggers a dump", s);
 	}
 	if (env_u64("DIAL9_UPLOAD_CONCURRENCY", 1, 64, &n))
 		c->upload_concurrency = (uint32_t)n;
@@ -271,7 +333,13 @@ static int check_config(const struct dial9_config *in, struct dial9_config *c)
 	    c->sched_flags & ~(DIAL9_SCHED_NO_SELF | DIAL9_SCHED_CHILDREN |
 			       DIAL9_SCHED_SYSTEM_WIDE) ||
 	    (c->sched_npids && !c->sched_pids) || c->sched_npids > 1024 ||
-	    c->upload_concurrency > 64 || c->shutdown_timeout_ms > 3600000)
+	    c->upload_concurrency > 64 || c->shutdown_timeout_ms > 3600000 ||
+	    c->mode > DIAL9_MODE_TRIGGER || c->dump_debounce_ms > 3600000 ||
+	    c->trigger_signal < 0 || c->trigger_signal > SIGRTMAX ||
+	    c->trigger_signal == SIGKILL || c->trigger_signal == SIGSTOP)
+		return -EINVAL;
+	/* a dump needs somewhere to go */
+	if (c->mode == DIAL9_MODE_TRIGGER && !c->pipeline)
 		return -EINVAL;
 	if (!c->max_file_bytes) {
 		c->max_file_bytes = c->max_disk_bytes / 4;
@@ -421,6 +489,59 @@ static void top_up_pool(struct recorder *r)
 	}
 }
 
+/*
+ * A trigger (under r->mu): a new dump unless one was asked for less than
+ * dump_debounce_ms ago; returns the dump request it is part of, and
+ * whether it was folded into an earlier one.
+ */
+static uint64_t trigger_locked(struct recorder *r, const char *reason,
+			       bool *coalesced)
+{
+	uint64_t now = d9_clock_gettime_ns();
+
+	if (r->any_trigger &&
+	    now - r->last_trigger_ns < (uint64_t)r->cfg.dump_debounce_ms * 1000000ull) {
+		r->dumps_coalesced++;
+		if (coalesced)
+			*coalesced = true;
+		return r->dump_req;
+	}
+	r->any_trigger = true;
+	r->last_trigger_ns = now;
+	snprintf(r->dump_reason, sizeof(r->dump_reason), "%s", reason ? reason : "");
+	if (coalesced)
+		*coalesced = false;
+	return ++r->dump_req;
+}
+
+/* The active segment is sealed: the sealed segments not dumped yet go
+ * through the pipeline, protected from eviction until they are through. */
+static void checkpoint(struct recorder *r, const char *reason)
+{
+	struct dial9_dump_receipt rc;
+	struct d9_ckpt_seg *segs;
+	struct d9_dump *d;
+	size_t n;
+
+	if (d9_segw_checkpoint(r->segw, &segs, &n)) {
+		d9_log("dump: no memory for the checkpoint");
+		return;
+	}
+	d = d9_worker_dump(r->worker, segs, n, reason, d9_clock_gettime_ns());
+	free(segs);
+	if (!d) {
+		d9_log("dump: no memory to start it");
+		return;
+	}
+	pthread_mutex_lock(&r->mu);
+	d9_dump_put(r->last_dump);
+	r->last_dump = d;
+	r->dumps++;
+	d9_dump_receipt(d, &rc);
+	memcpy(r->last_dump_id, rc.dump_id, sizeof(r->last_dump_id));
+	pthread_mutex_unlock(&r->mu);
+}
+
 /* Take every thread's buffer (retrying busy ones briefly), write all. */
 static void drain_all(struct recorder *r)
 {
@@ -453,11 +574,12 @@ static void *flush_main(void *arg)
 	pthread_setname_np(pthread_self(), "dial9-flush");
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop) {
-		uint64_t req = r->flush_req;
-		bool rot = r->rotate_req;
+		uint64_t req = r->flush_req, dreq = r->dump_req;
+		bool rot = r->rotate_req, dump;
+		char reason[256];
 		struct timespec ts;
 
-		if (req == r->flush_done) {
+		if (req == r->flush_done && dreq == r->dump_done) {
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			ts.tv_nsec += (long)r->cfg.flush_interval_ms * 1000000;
 			while (ts.tv_nsec >= 1000000000) {
@@ -469,19 +591,27 @@ static void *flush_main(void *arg)
 				break;
 			req = r->flush_req;
 			rot = r->rotate_req;
+			dreq = r->dump_req;
 		}
 		r->rotate_req = false;
+		if (atomic_exchange(&g_dump_signal, 0) &&
+		    r->cfg.mode == DIAL9_MODE_TRIGGER)
+			dreq = trigger_locked(r, "signal", NULL);
+		dump = dreq != r->dump_done;
+		memcpy(reason, r->dump_reason, sizeof(reason));
 		pthread_mutex_unlock(&r->mu);
 
 		d9_segw_tick(r->segw);
 		now = d9_clock_gettime_ns();
-		if (req != r->flush_done) {
-			/* dial9_flush()/dial9_rotate(): both steps at once */
+		if (req != r->flush_done || dump) {
+			/* dial9_flush()/dial9_rotate()/a dump: both steps */
 			drain_all(r);
 			ksched_flush(r, now);
 			report_losses(r);
-			if (rot)
+			if (rot || dump)
 				d9_segw_rotate(r->segw);
+			if (dump)
+				checkpoint(r, reason);
 			step_two = false;
 			rotate_after = false;
 		} else if (step_two) {
@@ -513,8 +643,9 @@ static void *flush_main(void *arg)
 		top_up_pool(r);
 
 		pthread_mutex_lock(&r->mu);
-		if (req != r->flush_done) {
+		if (req != r->flush_done || dump) {
 			r->flush_done = req;
+			r->dump_done = dreq;
 			pthread_cond_broadcast(&r->cv);
 		}
 	}
@@ -532,6 +663,7 @@ static void free_recorder(struct recorder *r)
 	if (!r)
 		return;
 	d9_collector_destroy(&r->coll);
+	d9_dump_put(r->last_dump);
 	d9_worker_free(r->worker);
 	dial9_ksched_close(r->ks);
 	dial9_encoder_free(r->enc);
@@ -539,6 +671,15 @@ static void free_recorder(struct recorder *r)
 	free(r->trace_dir);
 	free(r->service);
 	free(r);
+}
+
+static void dump_signal(int sig)
+{
+	int e = errno;
+
+	(void)sig;
+	dial9_dump_request();
+	errno = e;
 }
 
 static void at_exit(void)
@@ -593,6 +734,7 @@ int dial9_start(const struct dial9_config *in)
 	so.max_disk = r->cfg.max_disk_bytes;
 	so.max_file = r->cfg.max_file_bytes;
 	so.io_backend = (int)r->cfg.io_backend;
+	so.trigger = r->cfg.mode == DIAL9_MODE_TRIGGER;
 	ret = d9_worker_new(&r->worker, &r->cfg);
 	if (ret)
 		goto out_unlock;
@@ -630,6 +772,16 @@ int dial9_start(const struct dial9_config *in)
 		d9_segw_close(r->segw, NULL);
 		goto out_unlock;
 	}
+	if (r->cfg.trigger_signal) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = dump_signal;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		/* stays installed: without a recorder it does nothing */
+		sigaction(r->cfg.trigger_signal, &sa, NULL);
+	}
 	g_rec = r;
 	dial9__active = 1;
 	if (!g_atexit) {
@@ -658,6 +810,15 @@ int dial9_start_from_env(void)
 		       "trace directory %s: %s", c.trace_dir,
 		       dial9_strerror(ret));
 	return ret;
+}
+
+static void dump_stats(struct recorder *r, struct dial9_stats *st)
+{
+	pthread_mutex_lock(&r->mu);
+	st->dumps = r->dumps;
+	st->dumps_coalesced = r->dumps_coalesced;
+	memcpy(st->last_dump_id, r->last_dump_id, sizeof(st->last_dump_id));
+	pthread_mutex_unlock(&r->mu);
 }
 
 static void sched_stats(struct recorder *r, struct dial9_stats *st)
@@ -691,6 +852,7 @@ int dial9_stop(void)
 	d9_segw_close(r->segw, &g_last);
 	d9_worker_stats(r->worker, &g_last);
 	sched_stats(r, &g_last);
+	dump_stats(r, &g_last);
 	dial9_ksched_close(r->ks);	/* the kernel stops recording us */
 	r->ks = NULL;
 	g_last.events_lost += atomic_load(&r->coll.lost_events);
@@ -716,6 +878,7 @@ int dial9_get_stats(struct dial9_stats *st)
 		d9_segw_stats(r->segw, st);
 		d9_worker_stats(r->worker, st);
 		sched_stats(r, st);
+		dump_stats(r, st);
 		st->events_lost += atomic_load(&r->coll.lost_events);
 		st->batches_lost += atomic_load(&r->coll.lost_batches);
 	}
@@ -754,6 +917,59 @@ static int request(bool rotate, unsigned int timeout_ms)
 		ret = 0;
 	pthread_mutex_unlock(&r->mu);
 	pthread_mutex_unlock(&g_lock);
+	return ret;
+}
+
+int dial9_dump_request(void)
+{
+	if (!dial9__active)
+		return -ENOENT;
+	atomic_store(&g_dump_signal, 1);
+	return 0;
+}
+
+int dial9_dump_trigger(const char *reason, unsigned int timeout_ms,
+		       struct dial9_dump_receipt *receipt)
+{
+	struct recorder *r;
+	struct d9_dump *d = NULL;
+	struct timespec ts;
+	uint64_t req;
+	bool coalesced = false;
+	int ret = 0;
+
+	pthread_mutex_lock(&g_lock);
+	r = g_rec;
+	if (!r || r->cfg.mode != DIAL9_MODE_TRIGGER) {
+		pthread_mutex_unlock(&g_lock);
+		return r ? -EINVAL : -ENOENT;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += 10; /* the checkpoint: a flush and a seal */
+	pthread_mutex_lock(&r->mu);
+	req = trigger_locked(r, reason, &coalesced);
+	pthread_cond_broadcast(&r->cv);
+	while (r->dump_done < req && !ret)
+		ret = -pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+	if (r->dump_done >= req) {
+		ret = 0;
+		d = d9_dump_get(r->last_dump);
+	}
+	pthread_mutex_unlock(&r->mu);
+	pthread_mutex_unlock(&g_lock);
+	if (!d)
+		return ret ? ret : -ENOMEM;
+	if (timeout_ms && d9_dump_wait(d, timeout_ms))
+		ret = -ETIMEDOUT;
+	else if (!timeout_ms)
+		ret = -ETIMEDOUT;
+	if (receipt)
+		d9_dump_receipt(d, receipt);
+	if (!ret && coalesced)
+		ret = -EALREADY;
+	else if (ret == -ETIMEDOUT && receipt && receipt->status != -EINPROGRESS)
+		ret = coalesced ? -EALREADY : 0; /* it ended after all */
+	d9_dump_put(d);
 	return ret;
 }
 

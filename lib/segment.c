@@ -31,7 +31,10 @@
 
 struct sealed {
 	uint64_t index, size;
+	uint64_t start_ns, end_ns; /* opened, sealed (CLOCK_MONOTONIC) */
 	bool shipped; /* the worker is done with it */
+	bool dumped;  /* trigger mode: taken into a dump */
+	bool protect; /* in a dump the worker is not done with: not evicted */
 };
 
 struct d9_segw {
@@ -221,32 +224,33 @@ static int take_lock(struct d9_segw *w)
 	return 0;
 }
 
+/* Oldest first, past the segments a dump protects. */
 static void evict(struct d9_segw *w)
 {
-	size_t drop = 0, unshipped = 0;
+	size_t drop = 0, unshipped = 0, keep = 0;
 
 	pthread_mutex_lock(&w->budget_lock);
-	while (drop < w->nsealed &&
-	       w->sealed_bytes + w->size > w->o.max_disk) {
+	for (size_t i = 0; i < w->nsealed; i++) {
 		char path[620];
 		size_t n;
 
+		if (w->sealed[i].protect ||
+		    w->sealed_bytes + w->size <= w->o.max_disk) {
+			w->sealed[keep++] = w->sealed[i];
+			continue;
+		}
 		/* the whole family: as sealed and compressed in place */
-		seg_path(w, w->sealed[drop].index, false, path, sizeof(path));
+		seg_path(w, w->sealed[i].index, false, path, sizeof(path));
 		unlink(path); /* gone already is fine */
 		n = strlen(path);
 		snprintf(path + n, sizeof(path) - n, ".lz4");
 		unlink(path);
-		w->sealed_bytes -= w->sealed[drop].size;
-		if (w->pipeline && !w->sealed[drop].shipped)
+		w->sealed_bytes -= w->sealed[i].size;
+		if (w->pipeline && !w->sealed[i].shipped)
 			unshipped++;
 		drop++;
 	}
-	if (drop) {
-		memmove(w->sealed, w->sealed + drop,
-			(w->nsealed - drop) * sizeof(*w->sealed));
-		w->nsealed -= drop;
-	}
+	w->nsealed = keep;
 	pthread_mutex_unlock(&w->budget_lock);
 	if (!drop)
 		return;
@@ -269,6 +273,7 @@ void d9_segw_shipped(struct d9_segw *w, uint64_t index, uint64_t remaining)
 		if (e->index != index)
 			continue;
 		w->sealed_bytes -= e->size;
+		e->protect = false;
 		if (remaining) {
 			e->size = remaining;
 			e->shipped = true;
@@ -317,9 +322,11 @@ static void seal(struct d9_segw *w)
 		}
 	}
 	if (w->nsealed < w->sealed_cap) {
+		memset(&w->sealed[w->nsealed], 0, sizeof(*w->sealed));
 		w->sealed[w->nsealed].index = w->index;
 		w->sealed[w->nsealed].size = w->size;
-		w->sealed[w->nsealed].shipped = false;
+		w->sealed[w->nsealed].start_ns = w->opened_ns;
+		w->sealed[w->nsealed].end_ns = d9_clock_gettime_ns();
 		w->nsealed++;
 		w->sealed_bytes += w->size;
 	}
@@ -327,8 +334,39 @@ static void seal(struct d9_segw *w)
 	pthread_mutex_lock(&w->lock);
 	w->segments_sealed++;
 	pthread_mutex_unlock(&w->lock);
-	if (w->o.worker)
+	if (w->o.worker && !w->o.trigger)
 		d9_worker_submit(w->o.worker, w->index, to);
+}
+
+int d9_segw_checkpoint(struct d9_segw *w, struct d9_ckpt_seg **out, size_t *n)
+{
+	struct d9_ckpt_seg *v;
+	size_t k = 0;
+
+	pthread_mutex_lock(&w->budget_lock);
+	v = calloc(w->nsealed ? w->nsealed : 1, sizeof(*v));
+	if (!v) {
+		pthread_mutex_unlock(&w->budget_lock);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < w->nsealed; i++) {
+		struct sealed *e = &w->sealed[i];
+
+		if (e->dumped || e->shipped)
+			continue;
+		e->dumped = true;
+		e->protect = true;
+		v[k].index = e->index;
+		v[k].bytes = e->size;
+		v[k].start_ns = e->start_ns;
+		v[k].end_ns = e->end_ns;
+		seg_path(w, e->index, false, v[k].path, sizeof(v[k].path));
+		k++;
+	}
+	pthread_mutex_unlock(&w->budget_lock);
+	*out = v;
+	*n = k;
+	return 0;
 }
 
 void d9_segw_seal_final(struct d9_segw *w)
@@ -576,7 +614,7 @@ int d9_segw_open(struct d9_segw **out, const struct d9_seg_opts *o)
 	w->fd = w->lockfd = -1;
 	w->index = 1;
 	w->health = DIAL9_HEALTH_OK;
-	w->pipeline = o->worker != NULL;
+	w->pipeline = o->worker != NULL && !o->trigger;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_mutex_init(&w->budget_lock, NULL);
 	w->trace_dir = strdup(o->trace_dir);

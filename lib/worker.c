@@ -82,7 +82,48 @@ struct job {
 	char *url;
 	char resp[256]; /* the start of an error response, for the log */
 	size_t resp_len;
+	struct d9_dump *dump; /* trigger mode: the dump it belongs to */
+	size_t dseg;          /* its place in dump->segs */
+	bool manifest;        /* not a segment: the dump's manifest (S3) */
+	char *key;            /* the S3 object key, once known */
 };
+
+/* ---- dumps (trigger mode) ---- */
+
+struct dseg {
+	uint64_t index, bytes_in, bytes_out, start_ns, end_ns;
+	int status; /* 0 pending, 1 done, -1 failed, evicted or abandoned */
+	char *key;
+};
+
+struct d9_dump {
+	atomic_int refs;
+	char id[32];
+	char reason[256];
+	uint64_t triggered_real_ns;
+	uint64_t start_ns, end_ns;
+	int64_t real_off; /* CLOCK_REALTIME - CLOCK_MONOTONIC at the dump */
+	size_t n, remaining;
+	struct dseg *segs;
+	bool complete, want_manifest, manifest_ok, cancelled;
+	char manifest_key[512];
+};
+
+/* Dumps are shared with the threads that wait for them (which may
+ * outlive the worker): one lock and condition for all of them. */
+static pthread_mutex_t dump_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t dump_cv;
+static pthread_once_t dump_once = PTHREAD_ONCE_INIT;
+
+static void dump_cv_init(void)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&dump_cv, &ca);
+	pthread_condattr_destroy(&ca);
+}
 
 struct sock {
 	struct op op;
@@ -133,6 +174,7 @@ struct d9_worker {
 	unsigned int seed;
 	bool wb_made;
 	bool closing; /* curl_multi_cleanup: free sockets at once */
+	bool abandoning; /* stopping: no more manifests */
 };
 
 static uint64_t now_ns(void)
@@ -309,6 +351,7 @@ static void job_free(struct job *j)
 		curl_easy_cleanup(j->easy);
 	curl_slist_free_all(j->hdrs);
 	free(j->url);
+	free(j->key);
 	if (j->data != j->raw)
 		free(j->data);
 	free(j->raw);
@@ -334,10 +377,42 @@ static void unlink_active(struct d9_worker *wk, struct job *j)
 
 enum end { END_DONE, END_FAILED, END_GONE };
 
+static void dump_complete(struct d9_worker *wk, struct d9_dump *d, bool mok);
+static void dump_segments_ended(struct d9_worker *wk, struct d9_dump *d);
+
+/* A segment of a dump left the pipeline (1 done, -1 not). */
+static void dump_seg_end(struct d9_worker *wk, struct job *j, int status)
+{
+	struct d9_dump *d = j->dump;
+	struct dseg *e = &d->segs[j->dseg];
+	bool last;
+
+	pthread_mutex_lock(&dump_mu);
+	e->status = status;
+	e->bytes_out = status > 0 ? j->len : 0;
+	if (!e->key) {
+		e->key = j->key;
+		j->key = NULL;
+	}
+	last = --d->remaining == 0;
+	pthread_mutex_unlock(&dump_mu);
+	j->dump = NULL;
+	if (last)
+		dump_segments_ended(wk, d);
+}
+
 /* The segment left the pipeline; remaining bytes of it stay local. */
 static void job_end(struct d9_worker *wk, struct job *j, enum end how,
 		    uint64_t remaining)
 {
+	if (j->manifest) {
+		dump_complete(wk, j->dump, how == END_DONE);
+		unlink_active(wk, j);
+		job_free(j);
+		return;
+	}
+	if (j->dump)
+		dump_seg_end(wk, j, how == END_DONE ? 1 : -1);
 	if (how != END_GONE)
 		d9_segw_shipped(wk->segw, j->index, remaining);
 	pthread_mutex_lock(&wk->mu);
@@ -443,6 +518,11 @@ static void admit(struct d9_worker *wk)
 			wk->active = j;
 		wk->active_tail = j;
 		wk->nactive++;
+		if (j->manifest) { /* in memory already; straight to S3 */
+			j->step = wk->nsteps - 1;
+			j->state = J_RUN;
+			continue;
+		}
 		j->fd = open(j->src, O_RDONLY | O_CLOEXEC);
 		if (j->fd < 0 || fstat(j->fd, &st)) {
 			if (errno == ENOENT) {
@@ -659,7 +739,13 @@ static int s3_prepare(struct d9_worker *wk, struct job *j)
 	struct tm tm;
 	int ret;
 
-	ret = d9_s3_key(&t, key, sizeof(key));
+	if (j->manifest)
+		ret = snprintf(key, sizeof(key), "%s", j->key) >= (int)sizeof(key) ?
+			      -ENAMETOOLONG : 0;
+	else
+		ret = d9_s3_key(&t, key, sizeof(key));
+	if (!ret && !j->key && !(j->key = strdup(key)))
+		ret = -ENOMEM;
 	if (!ret)
 		ret = d9_s3_uri_encode(key, true, ekey, sizeof(ekey));
 	if (!ret)
@@ -683,12 +769,15 @@ static int s3_prepare(struct d9_worker *wk, struct job *j)
 		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 		 tm.tm_min, tm.tm_sec,
 		 (unsigned int)(j->start_real_ns / 1000000 % 1000));
-	if (add_header(&j->hdrs, "Content-Type", "application/octet-stream") ||
+	if (add_header(&j->hdrs, "Content-Type", j->manifest ? "application/json" :
+				      "application/octet-stream") ||
+	    (j->dump && add_header(&j->hdrs, "x-amz-meta-dump-id", j->dump->id)) ||
 	    add_header(&j->hdrs, "x-amz-content-sha256", sha) ||
 	    add_header(&j->hdrs, "x-amz-meta-service", wk->service) ||
 	    add_header(&j->hdrs, "x-amz-meta-boot-id", wk->boot_id) ||
-	    add_header(&j->hdrs, "x-amz-meta-segment-index", idx) ||
-	    add_header(&j->hdrs, "x-amz-meta-start-time", when) ||
+	    (!j->manifest &&
+	     (add_header(&j->hdrs, "x-amz-meta-segment-index", idx) ||
+	      add_header(&j->hdrs, "x-amz-meta-start-time", when))) ||
 	    add_header(&j->hdrs, "x-amz-meta-host", wk->host) ||
 	    (wk->token && add_header(&j->hdrs, "x-amz-security-token", wk->token)))
 		return -ENOMEM;
@@ -859,6 +948,10 @@ static void finish(struct d9_worker *wk, struct job *j)
 {
 	bool in_place = wk->steps[wk->nsteps - 1] == STEP_WRITE && !wk->wb_dir;
 
+	if (j->manifest) {
+		job_end(wk, j, END_DONE, 0);
+		return;
+	}
 	if (unlink(j->src) && errno != ENOENT)
 		wlog(wk, "cannot delete %s after shipping it: %s", j->src,
 		     strerror(errno));
@@ -1014,6 +1107,22 @@ static void free_dead(struct d9_worker *wk)
 	}
 }
 
+static void abandon_job(struct d9_worker *wk, struct job *j)
+{
+	if (j->manifest) {
+		pthread_mutex_lock(&dump_mu);
+		j->dump->cancelled = true;
+		pthread_mutex_unlock(&dump_mu);
+		dump_complete(wk, j->dump, false);
+	} else if (j->dump) {
+		pthread_mutex_lock(&dump_mu);
+		j->dump->cancelled = true;
+		pthread_mutex_unlock(&dump_mu);
+		dump_seg_end(wk, j, -1);
+	}
+	job_free(j);
+}
+
 /* The stop deadline passed: what is left stays on disk. */
 static void abandon(struct d9_worker *wk)
 {
@@ -1046,22 +1155,31 @@ static void abandon(struct d9_worker *wk)
 		}
 		io_uring_cq_advance(&wk->ring, seen);
 	}
+	wk->abandoning = true; /* dumps end here, without a manifest */
 	while ((j = wk->active)) {
 		wk->active = j->next;
 		if (j->fd >= 0 && j->tmp[0])
 			unlink(j->tmp); /* a write-back cut short */
-		job_free(j);
-		n++;
+		n += !j->manifest;
+		abandon_job(wk, j);
 	}
 	wk->active_tail = NULL;
 	wk->nactive = 0;
-	pthread_mutex_lock(&wk->mu);
-	while ((j = wk->qhead)) {
-		wk->qhead = j->next;
-		job_free(j);
-		n++;
+	for (;;) {
+		pthread_mutex_lock(&wk->mu);
+		j = wk->qhead;
+		if (j) {
+			wk->qhead = j->next;
+			if (!wk->qhead)
+				wk->qtail = NULL;
+		}
+		pthread_mutex_unlock(&wk->mu);
+		if (!j)
+			break;
+		n += !j->manifest;
+		abandon_job(wk, j);
 	}
-	wk->qtail = NULL;
+	pthread_mutex_lock(&wk->mu);
 	wk->st.pipe_abandoned += n;
 	wk->st.pipe_pending = 0;
 	pthread_mutex_unlock(&wk->mu);
@@ -1329,5 +1447,308 @@ void d9_worker_stats(struct d9_worker *wk, struct dial9_stats *st)
 	st->s3_breaker_opens = wk->st.s3_breaker_opens;
 	st->pipe_last_error = wk->st.pipe_last_error;
 	st->s3_breaker_open = wk->st.s3_breaker_open;
+	st->dumps_done = wk->st.dumps_done;
 	pthread_mutex_unlock(&wk->mu);
+}
+
+/* ---- dumps ---- */
+
+/* A ULID: 48 bits of milliseconds since the epoch, 80 random bits, in
+ * Crockford's base32 (26 characters, sortable by time). */
+static void make_ulid(char out[32])
+{
+	static const char b32[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+	uint64_t ms = d9_clock_realtime_ns() / 1000000ull;
+	uint8_t rnd[10];
+	unsigned __int128 v;
+
+	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd)) {
+		uint64_t t = d9_clock_gettime_ns() ^ ((uint64_t)getpid() << 32);
+
+		memcpy(rnd, &t, 8);
+		memcpy(rnd + 8, &t, 2);
+	}
+	v = (unsigned __int128)(ms & 0xffffffffffffull) << 80;
+	for (int i = 0; i < 10; i++)
+		v |= (unsigned __int128)rnd[i] << (8 * (9 - i));
+	for (int i = 25; i >= 0; i--) {
+		out[i] = b32[(unsigned int)(v & 31)];
+		v >>= 5;
+	}
+	out[26] = 0;
+}
+
+static void iso_time(uint64_t real_ns, char *buf, size_t len)
+{
+	time_t secs = (time_t)(real_ns / 1000000000ull);
+	struct tm tm;
+
+	gmtime_r(&secs, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, (unsigned int)(real_ns / 1000000 % 1000));
+}
+
+/* A JSON string (quotes included) appended to f. */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* {prefix}/dumps/{id}.json: what the dump holds and where it went. */
+static char *manifest_json(struct d9_worker *wk, struct d9_dump *d, size_t *len)
+{
+	char *buf = NULL, t[64];
+	size_t done = 0;
+	FILE *f = open_memstream(&buf, len);
+
+	if (!f)
+		return NULL;
+	pthread_mutex_lock(&dump_mu);
+	for (size_t i = 0; i < d->n; i++)
+		done += d->segs[i].status > 0;
+	fprintf(f, "{\n  \"dump_id\": \"%s\",\n  \"triggered_at\": ", d->id);
+	iso_time(d->triggered_real_ns, t, sizeof(t));
+	json_str(f, t);
+	fprintf(f, ",\n  \"reason\": ");
+	json_str(f, d->reason);
+	fprintf(f, ",\n  \"service\": ");
+	json_str(f, wk->service);
+	fprintf(f, ",\n  \"host\": ");
+	json_str(f, wk->host);
+	fprintf(f, ",\n  \"boot_id\": ");
+	json_str(f, wk->boot_id);
+	iso_time((uint64_t)((int64_t)d->start_ns + d->real_off), t, sizeof(t));
+	fprintf(f, ",\n  \"time_range\": {\"start\": \"%s\", ", t);
+	iso_time((uint64_t)((int64_t)d->end_ns + d->real_off), t, sizeof(t));
+	fprintf(f, "\"end\": \"%s\", \"start_mono_ns\": %llu, "
+		   "\"end_mono_ns\": %llu},\n", t,
+		(unsigned long long)d->start_ns, (unsigned long long)d->end_ns);
+	fprintf(f, "  \"segments_processed\": %zu,\n  \"metadata\": {\"reason\": ",
+		done);
+	json_str(f, d->reason);
+	fprintf(f, "},\n  \"segments\": [");
+	for (size_t i = 0; i < d->n; i++) {
+		struct dseg *e = &d->segs[i];
+
+		fprintf(f, "%s\n    {\"index\": %llu, \"status\": \"%s\", \"key\": ",
+			i ? "," : "", (unsigned long long)e->index,
+			e->status > 0 ? "uploaded" : "failed");
+		json_str(f, e->status > 0 ? e->key : NULL);
+		fprintf(f, ", \"bytes\": %llu, \"sealed_bytes\": %llu}",
+			(unsigned long long)e->bytes_out,
+			(unsigned long long)e->bytes_in);
+	}
+	fprintf(f, "%s]\n}\n", d->n ? "\n  " : "");
+	pthread_mutex_unlock(&dump_mu);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static void enqueue(struct d9_worker *wk, struct job *j)
+{
+	pthread_mutex_lock(&wk->mu);
+	if (wk->qtail)
+		wk->qtail->next = j;
+	else
+		wk->qhead = j;
+	wk->qtail = j;
+	pthread_mutex_unlock(&wk->mu);
+	wake(wk);
+}
+
+/* Every segment of d is through (or not): the manifest, or the end. */
+static void dump_segments_ended(struct d9_worker *wk, struct d9_dump *d)
+{
+	struct job *j;
+
+	if (!wk->bucket || wk->abandoning) {
+		dump_complete(wk, d, !wk->bucket);
+		return;
+	}
+	j = calloc(1, sizeof(*j));
+	if (j)
+		j->raw = (uint8_t *)manifest_json(wk, d, &j->raw_len);
+	if (!j || !j->raw || !(j->key = strdup(d->manifest_key))) {
+		job_free(j);
+		count_error(wk, -ENOMEM);
+		dump_complete(wk, d, false);
+		return;
+	}
+	j->fd = -1;
+	j->op.owner = j;
+	j->manifest = true;
+	j->dump = d;
+	j->data = j->raw;
+	j->len = j->raw_len;
+	snprintf(j->src, sizeof(j->src), "manifest of dump %s", d->id);
+	enqueue(wk, j);
+}
+
+static void dump_complete(struct d9_worker *wk, struct d9_dump *d, bool mok)
+{
+	pthread_mutex_lock(&dump_mu);
+	d->manifest_ok = mok;
+	d->complete = true;
+	pthread_cond_broadcast(&dump_cv);
+	pthread_mutex_unlock(&dump_mu);
+	pthread_mutex_lock(&wk->mu);
+	wk->st.dumps_done++;
+	pthread_mutex_unlock(&wk->mu);
+	d9_dump_put(d); /* the worker's reference */
+}
+
+struct d9_dump *d9_dump_get(struct d9_dump *d)
+{
+	if (d)
+		atomic_fetch_add(&d->refs, 1);
+	return d;
+}
+
+void d9_dump_put(struct d9_dump *d)
+{
+	if (!d || atomic_fetch_sub(&d->refs, 1) != 1)
+		return;
+	for (size_t i = 0; i < d->n; i++)
+		free(d->segs[i].key);
+	free(d->segs);
+	free(d);
+}
+
+struct d9_dump *d9_worker_dump(struct d9_worker *wk,
+			       const struct d9_ckpt_seg *segs, size_t n,
+			       const char *reason, uint64_t now)
+{
+	struct d9_dump *d = calloc(1, sizeof(*d));
+	struct job **jobs = calloc(n ? n : 1, sizeof(*jobs));
+	uint64_t real = d9_clock_realtime_ns();
+
+	pthread_once(&dump_once, dump_cv_init);
+	if (!d || !jobs || !(d->segs = calloc(n ? n : 1, sizeof(*d->segs))))
+		goto nomem;
+	for (size_t i = 0; i < n; i++) {
+		jobs[i] = calloc(1, sizeof(**jobs));
+		if (!jobs[i])
+			goto nomem;
+	}
+	atomic_init(&d->refs, 2); /* the worker's and the caller's */
+	make_ulid(d->id);
+	snprintf(d->reason, sizeof(d->reason), "%s", reason ? reason : "");
+	d->triggered_real_ns = real;
+	d->real_off = (int64_t)real - (int64_t)d9_clock_gettime_ns();
+	d->n = d->remaining = n;
+	d->start_ns = n ? segs[0].start_ns : now;
+	d->end_ns = n ? segs[n - 1].end_ns : now;
+	d->want_manifest = wk->bucket != NULL;
+	if (wk->bucket)
+		snprintf(d->manifest_key, sizeof(d->manifest_key), "%s%sdumps/%s.json",
+			 wk->prefix, *wk->prefix ? "/" : "", d->id);
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = jobs[i];
+
+		d->segs[i].index = segs[i].index;
+		d->segs[i].bytes_in = segs[i].bytes;
+		d->segs[i].start_ns = segs[i].start_ns;
+		d->segs[i].end_ns = segs[i].end_ns;
+		if (segs[i].start_ns < d->start_ns)
+			d->start_ns = segs[i].start_ns;
+		if (segs[i].end_ns > d->end_ns)
+			d->end_ns = segs[i].end_ns;
+		j->index = segs[i].index;
+		j->fd = -1;
+		j->op.owner = j;
+		j->dump = d;
+		j->dseg = i;
+		snprintf(j->src, sizeof(j->src), "%s", segs[i].path);
+	}
+	pthread_mutex_lock(&wk->mu);
+	for (size_t i = 0; i < n; i++) {
+		if (wk->qtail)
+			wk->qtail->next = jobs[i];
+		else
+			wk->qhead = jobs[i];
+		wk->qtail = jobs[i];
+	}
+	wk->st.pipe_pending += n;
+	pthread_mutex_unlock(&wk->mu);
+	free(jobs);
+	if (!n)
+		dump_segments_ended(wk, d);
+	wake(wk);
+	return d;
+nomem:
+	for (size_t i = 0; jobs && i < n; i++)
+		free(jobs[i]);
+	free(jobs);
+	if (d)
+		free(d->segs);
+	free(d);
+	return NULL;
+}
+
+int d9_dump_wait(struct d9_dump *d, unsigned int timeout_ms)
+{
+	struct timespec ts;
+	int ret = 0;
+
+	pthread_once(&dump_once, dump_cv_init);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_nsec -= 1000000000;
+		ts.tv_sec++;
+	}
+	pthread_mutex_lock(&dump_mu);
+	while (!d->complete && !ret)
+		ret = pthread_cond_timedwait(&dump_cv, &dump_mu, &ts);
+	ret = d->complete ? 0 : -ETIMEDOUT;
+	pthread_mutex_unlock(&dump_mu);
+	return ret;
+}
+
+void d9_dump_receipt(struct d9_dump *d, struct dial9_dump_receipt *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->size = sizeof(*r);
+	pthread_mutex_lock(&dump_mu);
+	snprintf(r->dump_id, sizeof(r->dump_id), "%s", d->id);
+	r->segments = d->n;
+	for (size_t i = 0; i < d->n; i++) {
+		r->segments_done += d->segs[i].status > 0;
+		r->segments_failed += d->segs[i].status < 0;
+	}
+	if (d->n) {
+		r->first_index = d->segs[0].index;
+		r->last_index = d->segs[d->n - 1].index;
+	}
+	r->start_ns = d->start_ns;
+	r->end_ns = d->end_ns;
+	r->start_real_ns = (uint64_t)((int64_t)d->start_ns + d->real_off);
+	r->end_real_ns = (uint64_t)((int64_t)d->end_ns + d->real_off);
+	r->triggered_real_ns = d->triggered_real_ns;
+	if (d->want_manifest)
+		snprintf(r->manifest_key, sizeof(r->manifest_key), "%s",
+			 d->manifest_key);
+	if (!d->complete)
+		r->status = -EINPROGRESS;
+	else if (d->cancelled)
+		r->status = -ECANCELED;
+	else if (r->segments_failed || !d->manifest_ok)
+		r->status = -EIO;
+	pthread_mutex_unlock(&dump_mu);
 }

@@ -38,6 +38,35 @@ void d9_worker_free(struct d9_worker *wk);
 /* Add the pipeline's counters to *st. */
 void d9_worker_stats(struct d9_worker *wk, struct dial9_stats *st);
 
+/* ---- trigger mode ---- */
+
+/* A sealed segment taken into a dump (segment.c fills these). */
+struct d9_ckpt_seg {
+	uint64_t index, bytes;
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC: opened, sealed */
+	char path[600];
+};
+
+struct d9_dump;
+
+/*
+ * Start a dump of segs[0..n) (the worker copies them): each goes through
+ * the pipeline with the dump's id; with S3 a manifest follows. Returns a
+ * reference for the caller (d9_dump_put()), NULL on ENOMEM.
+ */
+struct d9_dump *d9_worker_dump(struct d9_worker *wk,
+			       const struct d9_ckpt_seg *segs, size_t n,
+			       const char *reason, uint64_t now_ns);
+/* Wait until the dump's run ended (at most timeout_ms): 0 or -ETIMEDOUT. */
+int d9_dump_wait(struct d9_dump *d, unsigned int timeout_ms);
+void d9_dump_receipt(struct d9_dump *d, struct dial9_dump_receipt *r);
+struct d9_dump *d9_dump_get(struct d9_dump *d);
+void d9_dump_put(struct d9_dump *d);
+
+/* segment.c: sealed segments not dumped yet, now protected from
+ * eviction until the worker is done with them; *out is malloc'd. */
+int d9_segw_checkpoint(struct d9_segw *w, struct d9_ckpt_seg **out, size_t *n);
+
 /*
  * segment.c: the worker is done with segment index; remaining bytes of
  * it stay in the segment directory (0: none, it left the budget).

@@ -134,6 +134,16 @@ struct dial9_config {
 	uint32_t upload_timeout_ms;   /* one attempt, default 30000 */
 	uint32_t retry_base_ms;       /* first backoff, default 500 */
 	uint32_t retry_max_ms;        /* backoff and circuit breaker cap, 300000 */
+	/* Trigger mode (docs/upload.md): sealed segments wait within the
+	 * budget and the pipeline runs only on dumps. */
+	uint32_t mode;                /* enum dial9_mode */
+	uint32_t dump_debounce_ms;    /* triggers this close make one dump, 1000 */
+	int32_t trigger_signal;       /* e.g. SIGUSR2 requests a dump; 0: none */
+};
+
+enum dial9_mode {
+	DIAL9_MODE_CONTINUOUS = 0, /* every sealed segment through the pipeline */
+	DIAL9_MODE_TRIGGER = 1,    /* only on dial9_dump_trigger()/_request() */
 };
 
 /* Steps of the worker pipeline, in this order. */
@@ -226,6 +236,11 @@ struct dial9_stats {
 	uint64_t s3_breaker_opens; /* times the circuit breaker opened */
 	int32_t pipe_last_error;   /* negative errno, or the HTTP status */
 	uint32_t s3_breaker_open;  /* 1 while no upload is attempted */
+	/* Trigger mode. */
+	uint64_t dumps;            /* dumps started */
+	uint64_t dumps_coalesced;  /* triggers folded into a dump (debounce) */
+	uint64_t dumps_done;       /* dumps whose pipeline run ended */
+	char last_dump_id[32];     /* "" before the first dump */
 };
 
 /* Snapshot of the recorder's health and counters. */
@@ -237,6 +252,46 @@ int dial9_flush(unsigned int timeout_ms);
 
 /* Force the active segment to be sealed and a new one started. */
 int dial9_rotate(void);
+
+/* ---- trigger mode: dumps ---------------------------------------------- */
+
+/* What a dump covered and how its pipeline run went. */
+struct dial9_dump_receipt {
+	uint32_t size;
+	int32_t status;           /* 0 every segment shipped (and the manifest);
+				   * -EINPROGRESS still running; -EIO some
+				   * failed; -ECANCELED cut short by a stop */
+	char dump_id[32];         /* 26 characters, sortable by time (ULID) */
+	uint64_t segments;        /* sealed segments in the dump */
+	uint64_t segments_done;   /* through every step */
+	uint64_t segments_failed; /* failed, evicted or abandoned */
+	uint64_t first_index, last_index; /* segment indexes (0 if none) */
+	uint64_t start_ns, end_ns;          /* covered, CLOCK_MONOTONIC */
+	uint64_t start_real_ns, end_real_ns; /* the same, CLOCK_REALTIME */
+	uint64_t triggered_real_ns;
+	char manifest_key[512];   /* S3: {prefix}/dumps/{dump_id}.json, else "" */
+};
+
+/*
+ * Dump (trigger mode): drain every thread's buffer, seal the active
+ * segment, protect the sealed segments not dumped yet from eviction and
+ * run the pipeline on them; reason (may be NULL) goes into the manifest.
+ * Waits up to timeout_ms for the pipeline run (0: does not wait) and
+ * fills *receipt (may be NULL). Returns 0 when the run ended within the
+ * timeout (receipt->status says how), -ETIMEDOUT if it goes on,
+ * -EALREADY if the trigger came within dump_debounce_ms of the last
+ * dump and was folded into it (the receipt is that dump's), -EINVAL
+ * outside trigger mode, -ENOENT without a recorder. Any thread.
+ */
+int dial9_dump_trigger(const char *reason, unsigned int timeout_ms,
+		       struct dial9_dump_receipt *receipt);
+
+/*
+ * Request a dump, async-signal-safe (one atomic store): for signal
+ * handlers. The flush thread starts it within flush_interval_ms, with
+ * the reason "signal" and the same debounce. 0, or -ENOENT.
+ */
+int dial9_dump_request(void);
 
 /* ---- recording -------------------------------------------------------- */
 

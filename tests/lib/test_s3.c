@@ -571,6 +571,91 @@ static void forbidden_is_terminal(void **state)
 	}
 }
 
+/* The body of an object as it is stored. */
+static char *get_raw(const char *key, struct buf *hdrs)
+{
+	struct buf body = { 0 };
+	char path[2100], enc[2048];
+
+	assert_int_equal(d9_s3_uri_encode(key, true, enc, sizeof(enc)), 0);
+	snprintf(path, sizeof(path), BUCKET "/%s", enc);
+	assert_int_equal(s3_get(path, &body, hdrs), 200);
+	return body.p;
+}
+
+/*
+ * Trigger mode: only the dumped segments reach the bucket, each tagged
+ * with the dump id; {prefix}/dumps/{id}.json lists them with the reason.
+ */
+static void trigger_manifest(void **state)
+{
+	char *dir = test_tmpdir("s3-trig"), *boot, *manifest, want[1200], val[64];
+	struct dial9_config c;
+	struct dial9_stats st;
+	struct dial9_dump_receipt rc;
+	struct buf mh = { 0 };
+	size_t n, left;
+	char **keys, **v;
+
+	(void)state;
+	cfg_for(&c, dir, "trig");
+	c.mode = DIAL9_MODE_TRIGGER;
+	assert_int_equal(dial9_start(&c), 0);
+	record_segments(3, 2000);
+	assert_int_equal(dial9_dump_trigger("p99 \"latency\" spike", 30000, &rc), 0);
+	assert_int_equal(rc.status, 0);
+	assert_int_equal(rc.segments, 3);
+	assert_int_equal(rc.segments_done, 3);
+	snprintf(want, sizeof(want), "trig/dumps/%s.json", rc.dump_id);
+	assert_string_equal(rc.manifest_key, want);
+	/* sealed after the dump, never dumped: stays local */
+	record_segments(2, 500);
+	assert_int_equal(dial9_stop(), 0);
+	dial9_get_stats(&st);
+	assert_int_equal(st.dumps, 1);
+	assert_int_equal(st.pipe_done, 3);
+	assert_int_equal(st.segments_sealed, 5);
+	boot = test_boot_dir(dir);
+	v = test_list(boot, ".dial9", &left);
+	assert_int_equal(left, 2);
+	test_free_list(v);
+
+	keys = list_keys("trig/version=1/", &n);
+	assert_int_equal(n, 3);
+	manifest = get_raw(rc.manifest_key, &mh);
+	assert_non_null(strstr(mh.p, "application/json"));
+	assert_string_equal(header(&mh, "x-amz-meta-dump-id", val, sizeof(val)),
+			    rc.dump_id);
+	snprintf(want, sizeof(want), "\"dump_id\": \"%s\"", rc.dump_id);
+	assert_non_null(strstr(manifest, want));
+	assert_non_null(strstr(manifest, "\"reason\": \"p99 \\\"latency\\\" spike\""));
+	assert_non_null(strstr(manifest, "\"metadata\": {\"reason\": \"p99 \\\"latency\\\" spike\"}"));
+	assert_non_null(strstr(manifest, "\"segments_processed\": 3,"));
+	snprintf(want, sizeof(want), "\"boot_id\": \"%s\"", st.boot_id);
+	assert_non_null(strstr(manifest, want));
+	assert_non_null(strstr(manifest, "\"time_range\": {\"start\": \""));
+	for (size_t i = 0; keys[i]; i++) {
+		struct buf h = { 0 };
+		size_t len;
+		uint8_t *seg = get_object(keys[i], &len, &h);
+
+		/* every object of the dump is in the manifest and tagged */
+		snprintf(want, sizeof(want), "\"status\": \"uploaded\", \"key\": \"%s\"",
+			 keys[i]);
+		assert_non_null(strstr(manifest, want));
+		assert_string_equal(header(&h, "x-amz-meta-dump-id", val, sizeof(val)),
+				    rc.dump_id);
+		free(seg);
+		free(h.p);
+	}
+	free(manifest);
+	free(mh.p);
+	test_free_list(keys);
+	free(boot);
+	test_rm_rf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -578,6 +663,7 @@ int main(void)
 		cmocka_unit_test(throttling_is_retried),
 		cmocka_unit_test(outage),
 		cmocka_unit_test(forbidden_is_terminal),
+		cmocka_unit_test(trigger_manifest),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
