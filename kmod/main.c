@@ -83,7 +83,7 @@ static int dial9_open(struct inode *inode, struct file *file)
 	init_irq_work(&s->wakeup, dial9_wakeup_fn);
 	s->privileged = perfmon_capable();
 	s->owner_tgid = task_tgid_nr(current);
-	s->events = DIAL9_EV_ALL;
+	s->events = DIAL9_EV_DEFAULT;
 	s->ring_size = DIAL9_RING_DEFAULT_SIZE;
 	dial9_target_add(s, s->owner_tgid, 0);
 	file->private_data = s;
@@ -156,7 +156,7 @@ static int dial9_ioc_configure(struct dial9_session *s, void __user *arg)
 		return -EBUSY;
 
 	s->system_wide = cfg.flags & DIAL9_CFG_SYSTEM_WIDE;
-	s->events = cfg.events ? cfg.events : DIAL9_EV_ALL;
+	s->events = cfg.events ? cfg.events : DIAL9_EV_DEFAULT;
 	if (cfg.ring_size)
 		s->ring_size = cfg.ring_size;
 	if (cfg.flags & DIAL9_CFG_NO_SELF) {

@@ -57,6 +57,7 @@ TEST(pingpong_switch_and_wake_records)
 	struct d9 d;
 
 	ASSERT_EQ(0, d9_open(&d));
+	ASSERT_EQ(0, d9_configure(&d, 0, 0, DIAL9_EV_ALL));
 	ASSERT_EQ(0, d9_map(&d));
 	t0 = d9_now();
 	ASSERT_EQ(0, d9_enable(&d));

@@ -83,7 +83,13 @@ struct dial9_version {
 #define DIAL9_CFG_NO_SELF	(1U << 1)	/* do not target the opener */
 #define DIAL9_CFG_ALL		(DIAL9_CFG_SYSTEM_WIDE | DIAL9_CFG_NO_SELF)
 
-/* dial9_session_config.events: which records to write (0 means all). */
+/*
+ * dial9_session_config.events: which records to write; 0 means
+ * DIAL9_EV_DEFAULT, everything but WAKEUP: WAKING already says who woke
+ * whom, and the switch-in says where the woken task ran and how long it
+ * waited, so WAKEUP records cost a probe call and a record per wake-up
+ * for little more (the CPU chosen before the task ran).
+ */
 #define DIAL9_EV_SWITCH		(1U << 0)
 #define DIAL9_EV_WAKING		(1U << 1)
 #define DIAL9_EV_WAKEUP		(1U << 2)
@@ -92,6 +98,7 @@ struct dial9_version {
 #define DIAL9_EV_EXIT		(1U << 5)
 #define DIAL9_EV_COMM		(1U << 6)
 #define DIAL9_EV_ALL		0x7fU
+#define DIAL9_EV_DEFAULT	(DIAL9_EV_ALL & ~DIAL9_EV_WAKEUP)
 
 /*
  * DIAL9_IOC_CONFIGURE takes a struct that starts with its own size, so it can
@@ -104,7 +111,7 @@ struct dial9_session_config {
 	__u32 size;		/* sizeof(struct dial9_session_config) */
 	__u32 flags;		/* DIAL9_CFG_* */
 	__u32 ring_size;	/* data bytes per CPU, power of two; 0: default */
-	__u32 events;		/* DIAL9_EV_* mask; 0: all */
+	__u32 events;		/* DIAL9_EV_* mask; 0: DIAL9_EV_DEFAULT */
 	__u64 reserved[2];	/* zero */
 };
 #define DIAL9_SESSION_CONFIG_SIZE_VER0	32
