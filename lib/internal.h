@@ -190,6 +190,7 @@ struct d9_seg_opts {
 	const char *sched_note;    /* why not dial9.ko, or "" */
 	struct d9_worker *worker;  /* gets every sealed segment; or NULL */
 	bool trigger;              /* trigger mode: segments wait for a dump */
+	bool memory;               /* segments in memfds, not in trace_dir */
 };
 int d9_segw_open(struct d9_segw **out, const struct d9_seg_opts *o);
 /* Append n batches (each a whole stream). Never blocks on a fault:

@@ -241,6 +241,16 @@ static void pipeline_from_env(struct dial9_config *c)
 
 		env_choice("DIAL9_MODE", modes, 2, &c->mode);
 	}
+	{
+		static const char *const st[] = { "disk", "memory" };
+
+		env_choice("DIAL9_STORAGE", st, 2, &c->storage);
+	}
+	if (c->storage == DIAL9_STORAGE_MEMORY) {
+		c->max_disk_bytes = 64 * MIB;
+		if (env_u64("DIAL9_MEMORY_BUDGET_MB", 1, 1ull << 30, &n))
+			c->max_disk_bytes = n * MIB;
+	}
 	if (env_u64("DIAL9_DUMP_DEBOUNCE_MS", 0, 3600000, &n))
 		c->dump_debounce_ms = (uint32_t)n;
 	if ((s = getenv("DIAL9_TRIGGER_SIGNAL")) && *s) {
@@ -338,8 +348,12 @@ static int check_config(const struct dial9_config *in, struct dial9_config *c)
 	    c->trigger_signal < 0 || c->trigger_signal > SIGRTMAX ||
 	    c->trigger_signal == SIGKILL || c->trigger_signal == SIGSTOP)
 		return -EINVAL;
-	/* a dump needs somewhere to go */
+	/* a dump needs somewhere to go; segments in memory too */
 	if (c->mode == DIAL9_MODE_TRIGGER && !c->pipeline)
+		return -EINVAL;
+	if (c->storage > DIAL9_STORAGE_MEMORY ||
+	    (c->storage == DIAL9_STORAGE_MEMORY &&
+	     !(c->pipeline & (DIAL9_PIPE_S3 | DIAL9_PIPE_WRITE_BACK))))
 		return -EINVAL;
 	if (!c->max_file_bytes) {
 		c->max_file_bytes = c->max_disk_bytes / 4;
@@ -735,6 +749,7 @@ int dial9_start(const struct dial9_config *in)
 	so.max_file = r->cfg.max_file_bytes;
 	so.io_backend = (int)r->cfg.io_backend;
 	so.trigger = r->cfg.mode == DIAL9_MODE_TRIGGER;
+	so.memory = r->cfg.storage == DIAL9_STORAGE_MEMORY;
 	ret = d9_worker_new(&r->worker, &r->cfg);
 	if (ret)
 		goto out_unlock;

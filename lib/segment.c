@@ -35,6 +35,7 @@ struct sealed {
 	bool shipped; /* the worker is done with it */
 	bool dumped;  /* trigger mode: taken into a dump */
 	bool protect; /* in a dump the worker is not done with: not evicted */
+	int fd;       /* memory: the segment's memfd, else -1 */
 };
 
 struct d9_segw {
@@ -191,7 +192,10 @@ static int open_segment(struct d9_segw *w)
 	int ret;
 
 	seg_path(w, w->index, true, path, sizeof(path));
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->o.memory) /* RAM only: never linked into a directory */
+		w->fd = memfd_create(strrchr(path, '/') + 1, MFD_CLOEXEC);
+	else
+		w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (w->fd < 0)
 		return -errno;
 	w->size = 0;
@@ -201,7 +205,8 @@ static int open_segment(struct d9_segw *w)
 	if (ret) {
 		close(w->fd);
 		w->fd = -1;
-		unlink(path);
+		if (!w->o.memory)
+			unlink(path);
 	}
 	return ret;
 }
@@ -239,12 +244,16 @@ static void evict(struct d9_segw *w)
 			w->sealed[keep++] = w->sealed[i];
 			continue;
 		}
-		/* the whole family: as sealed and compressed in place */
-		seg_path(w, w->sealed[i].index, false, path, sizeof(path));
-		unlink(path); /* gone already is fine */
-		n = strlen(path);
-		snprintf(path + n, sizeof(path) - n, ".lz4");
-		unlink(path);
+		if (w->sealed[i].fd >= 0) {
+			close(w->sealed[i].fd); /* memory: the worker may hold a dup */
+		} else {
+			/* the whole family: as sealed and compressed in place */
+			seg_path(w, w->sealed[i].index, false, path, sizeof(path));
+			unlink(path); /* gone already is fine */
+			n = strlen(path);
+			snprintf(path + n, sizeof(path) - n, ".lz4");
+			unlink(path);
+		}
 		w->sealed_bytes -= w->sealed[i].size;
 		if (w->pipeline && !w->sealed[i].shipped)
 			unshipped++;
@@ -274,6 +283,10 @@ void d9_segw_shipped(struct d9_segw *w, uint64_t index, uint64_t remaining)
 			continue;
 		w->sealed_bytes -= e->size;
 		e->protect = false;
+		if (e->fd >= 0 && !remaining) {
+			close(e->fd);
+			e->fd = -1;
+		}
 		if (remaining) {
 			e->size = remaining;
 			e->shipped = true;
@@ -287,14 +300,39 @@ void d9_segw_shipped(struct d9_segw *w, uint64_t index, uint64_t remaining)
 	pthread_mutex_unlock(&w->budget_lock);
 }
 
+/* memory: a descriptor of sealed segment index for the worker. */
+static int seg_dup(struct d9_segw *w, uint64_t index)
+{
+	int fd = -1;
+
+	pthread_mutex_lock(&w->budget_lock);
+	for (size_t i = 0; i < w->nsealed; i++)
+		if (w->sealed[i].index == index && w->sealed[i].fd >= 0)
+			fd = fcntl(w->sealed[i].fd, F_DUPFD_CLOEXEC, 0);
+	pthread_mutex_unlock(&w->budget_lock);
+	return fd;
+}
+
 /* Seal the active segment (or delete it if it holds no batch). */
 static void seal(struct d9_segw *w)
 {
 	char from[600], to[600];
+	int memfd = -1;
 
 	if (w->fd < 0)
 		return;
 	seg_path(w, w->index, true, from, sizeof(from));
+	if (w->o.memory) {
+		if (!w->nbatches) {
+			close(w->fd);
+			w->fd = -1;
+			return;
+		}
+		memfd = w->fd; /* sealed: kept, read-only from now on */
+		w->fd = -1;
+		seg_path(w, w->index, false, to, sizeof(to));
+		goto sealed;
+	}
 	if (!w->nbatches) {
 		close(w->fd);
 		w->fd = -1;
@@ -311,6 +349,7 @@ static void seal(struct d9_segw *w)
 		w->broken = true;
 		return;
 	}
+sealed:
 	pthread_mutex_lock(&w->budget_lock);
 	if (w->nsealed == w->sealed_cap) {
 		size_t nc = w->sealed_cap ? w->sealed_cap * 2 : 16;
@@ -327,15 +366,30 @@ static void seal(struct d9_segw *w)
 		w->sealed[w->nsealed].size = w->size;
 		w->sealed[w->nsealed].start_ns = w->opened_ns;
 		w->sealed[w->nsealed].end_ns = d9_clock_gettime_ns();
+		w->sealed[w->nsealed].fd = memfd;
 		w->nsealed++;
 		w->sealed_bytes += w->size;
+		memfd = -1;
 	}
 	pthread_mutex_unlock(&w->budget_lock);
+	if (memfd >= 0) { /* no memory to keep it: lost */
+		close(memfd);
+		fault(w, -ENOMEM, "keep a sealed segment");
+		return;
+	}
 	pthread_mutex_lock(&w->lock);
 	w->segments_sealed++;
 	pthread_mutex_unlock(&w->lock);
-	if (w->o.worker && !w->o.trigger)
-		d9_worker_submit(w->o.worker, w->index, to);
+	if (w->o.worker && !w->o.trigger) {
+		if (w->o.memory) {
+			int fd = seg_dup(w, w->index);
+
+			if (fd >= 0)
+				d9_worker_submit_fd(w->o.worker, w->index, to, fd);
+		} else {
+			d9_worker_submit(w->o.worker, w->index, to);
+		}
+	}
 }
 
 int d9_segw_checkpoint(struct d9_segw *w, struct d9_ckpt_seg **out, size_t *n)
@@ -361,6 +415,7 @@ int d9_segw_checkpoint(struct d9_segw *w, struct d9_ckpt_seg **out, size_t *n)
 		v[k].start_ns = e->start_ns;
 		v[k].end_ns = e->end_ns;
 		seg_path(w, e->index, false, v[k].path, sizeof(v[k].path));
+		v[k].fd = e->fd >= 0 ? fcntl(e->fd, F_DUPFD_CLOEXEC, 0) : -1;
 		k++;
 	}
 	pthread_mutex_unlock(&w->budget_lock);
@@ -413,6 +468,17 @@ static void try_reopen(struct d9_segw *w)
 		close(w->fd);
 		w->fd = -1;
 	}
+	if (w->o.memory) { /* a new memfd, nothing else to recreate */
+		w->index++;
+		ret = open_segment(w);
+		if (ret) {
+			fault(w, ret, "create a segment in memory");
+			return;
+		}
+		w->broken = false;
+		healthy(w);
+		return;
+	}
 	existed = !access(w->dir, F_OK);
 	ret = mkdirs(w->dir);
 	if (!ret) {
@@ -443,7 +509,8 @@ void d9_segw_tick(struct d9_segw *w)
 {
 	struct stat st;
 
-	if (!w->broken && w->fd >= 0 && !fstat(w->fd, &st) && st.st_nlink == 0) {
+	if (!w->o.memory && !w->broken && w->fd >= 0 && !fstat(w->fd, &st) &&
+	    st.st_nlink == 0) {
 		fault(w, -ENOENT, "find the active segment (deleted)");
 		w->broken = true;
 	}
@@ -624,6 +691,11 @@ int d9_segw_open(struct d9_segw **out, const struct d9_seg_opts *o)
 		goto out_free;
 	}
 	make_boot_id(w->boot_id, sizeof(w->boot_id));
+	if (o->memory) {
+		/* no directory, no lock, no salvage: nothing on disk */
+		snprintf(w->dir, sizeof(w->dir), "memory:%s", w->boot_id);
+		goto ring;
+	}
 	if (snprintf(w->dir, sizeof(w->dir), "%s/%s", o->trace_dir,
 		     w->boot_id) >= (int)sizeof(w->dir)) {
 		ret = -ENAMETOOLONG;
@@ -636,6 +708,7 @@ int d9_segw_open(struct d9_segw **out, const struct d9_seg_opts *o)
 	if (ret)
 		goto out_rmdir;
 	d9_salvage(o->trace_dir, w->boot_id);
+ring:
 	if (o->io_backend != DIAL9_IO_PWRITE) {
 		ret = io_uring_queue_init(RING_DEPTH, &w->ring, 0);
 		if (!ret) {
@@ -653,6 +726,8 @@ out_ring:
 	if (w->uring)
 		io_uring_queue_exit(&w->ring);
 out_unlock:
+	if (o->memory)
+		goto out_free;
 	close(w->lockfd);
 	{
 		char path[600];
@@ -685,11 +760,16 @@ void d9_segw_close(struct d9_segw *w, struct dial9_stats *st)
 		d9_segw_stats(w, st);
 	if (w->uring)
 		io_uring_queue_exit(&w->ring);
-	snprintf(path, sizeof(path), "%s/.lock", w->dir);
-	unlink(path);
-	if (w->lockfd >= 0)
-		close(w->lockfd);
-	rmdir(w->dir); /* only if empty */
+	for (size_t i = 0; i < w->nsealed; i++) /* memory: what is left is lost */
+		if (w->sealed[i].fd >= 0)
+			close(w->sealed[i].fd);
+	if (!w->o.memory) {
+		snprintf(path, sizeof(path), "%s/.lock", w->dir);
+		unlink(path);
+		if (w->lockfd >= 0)
+			close(w->lockfd);
+		rmdir(w->dir); /* only if empty */
+	}
 	free(w->sealed);
 	free(w->trace_dir);
 	free(w->service);
@@ -730,6 +810,9 @@ void d9_segw_fork_child(struct d9_segw *w)
 		close(w->lockfd);
 	if (w->uring)
 		close(w->ring.ring_fd);
+	for (size_t i = 0; i < w->nsealed; i++)
+		if (w->sealed[i].fd >= 0)
+			close(w->sealed[i].fd);
 }
 
 /* ---- crash salvage ---- */

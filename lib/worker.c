@@ -85,6 +85,7 @@ struct job {
 	struct d9_dump *dump; /* trigger mode: the dump it belongs to */
 	size_t dseg;          /* its place in dump->segs */
 	bool manifest;        /* not a segment: the dump's manifest (S3) */
+	bool mem;             /* a memfd given with it: nothing to unlink */
 	char *key;            /* the S3 object key, once known */
 };
 
@@ -411,8 +412,6 @@ static void job_end(struct d9_worker *wk, struct job *j, enum end how,
 		job_free(j);
 		return;
 	}
-	if (j->dump)
-		dump_seg_end(wk, j, how == END_DONE ? 1 : -1);
 	if (how != END_GONE)
 		d9_segw_shipped(wk->segw, j->index, remaining);
 	pthread_mutex_lock(&wk->mu);
@@ -425,6 +424,9 @@ static void job_end(struct d9_worker *wk, struct job *j, enum end how,
 		wk->st.pipe_failed++;
 	}
 	pthread_mutex_unlock(&wk->mu);
+	/* after the counters: a dump's waiter sees them final */
+	if (j->dump)
+		dump_seg_end(wk, j, how == END_DONE ? 1 : -1);
 	unlink_active(wk, j);
 	job_free(j);
 }
@@ -523,7 +525,8 @@ static void admit(struct d9_worker *wk)
 			j->state = J_RUN;
 			continue;
 		}
-		j->fd = open(j->src, O_RDONLY | O_CLOEXEC);
+		if (j->fd < 0)
+			j->fd = open(j->src, O_RDONLY | O_CLOEXEC);
 		if (j->fd < 0 || fstat(j->fd, &st)) {
 			if (errno == ENOENT) {
 				/* evicted by the budget (counted there) */
@@ -952,7 +955,7 @@ static void finish(struct d9_worker *wk, struct job *j)
 		job_end(wk, j, END_DONE, 0);
 		return;
 	}
-	if (unlink(j->src) && errno != ENOENT)
+	if (!j->mem && unlink(j->src) && errno != ENOENT)
 		wlog(wk, "cannot delete %s after shipping it: %s", j->src,
 		     strerror(errno));
 	job_end(wk, j, END_DONE, in_place ? j->len : 0);
@@ -1417,6 +1420,32 @@ void d9_worker_submit(struct d9_worker *wk, uint64_t index, const char *path)
 	wake(wk);
 }
 
+void d9_worker_submit_fd(struct d9_worker *wk, uint64_t index,
+			 const char *label, int fd)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	if (!j) {
+		close(fd);
+		count_error(wk, -ENOMEM);
+		return;
+	}
+	j->index = index;
+	j->fd = fd;
+	j->mem = true;
+	j->op.owner = j;
+	snprintf(j->src, sizeof(j->src), "%s", label);
+	pthread_mutex_lock(&wk->mu);
+	if (wk->qtail)
+		wk->qtail->next = j;
+	else
+		wk->qhead = j;
+	wk->qtail = j;
+	wk->st.pipe_pending++;
+	pthread_mutex_unlock(&wk->mu);
+	wake(wk);
+}
+
 void d9_worker_stop(struct d9_worker *wk, unsigned int timeout_ms)
 {
 	if (!wk || !wk->started)
@@ -1601,14 +1630,15 @@ static void dump_segments_ended(struct d9_worker *wk, struct d9_dump *d)
 
 static void dump_complete(struct d9_worker *wk, struct d9_dump *d, bool mok)
 {
+	/* counted before a waiter can see it complete */
+	pthread_mutex_lock(&wk->mu);
+	wk->st.dumps_done++;
+	pthread_mutex_unlock(&wk->mu);
 	pthread_mutex_lock(&dump_mu);
 	d->manifest_ok = mok;
 	d->complete = true;
 	pthread_cond_broadcast(&dump_cv);
 	pthread_mutex_unlock(&dump_mu);
-	pthread_mutex_lock(&wk->mu);
-	wk->st.dumps_done++;
-	pthread_mutex_unlock(&wk->mu);
 	d9_dump_put(d); /* the worker's reference */
 }
 
@@ -1669,7 +1699,8 @@ struct d9_dump *d9_worker_dump(struct d9_worker *wk,
 		if (segs[i].end_ns > d->end_ns)
 			d->end_ns = segs[i].end_ns;
 		j->index = segs[i].index;
-		j->fd = -1;
+		j->fd = segs[i].fd;
+		j->mem = segs[i].fd >= 0;
 		j->op.owner = j;
 		j->dump = d;
 		j->dseg = i;

@@ -29,6 +29,10 @@ int d9_worker_start(struct d9_worker *wk, struct d9_segw *w,
  * stays on disk and is counted).
  */
 void d9_worker_submit(struct d9_worker *wk, uint64_t index, const char *path);
+/* The same for a segment in memory: fd (a memfd) is the worker's to
+ * close; label names it in logs and write-back ("DIR/NNNNNNNN.dial9"). */
+void d9_worker_submit_fd(struct d9_worker *wk, uint64_t index,
+			 const char *label, int fd);
 /*
  * Let pending segments through for at most timeout_ms, then stop the
  * thread and free everything. Segments not through stay on disk.
@@ -45,6 +49,7 @@ struct d9_ckpt_seg {
 	uint64_t index, bytes;
 	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC: opened, sealed */
 	char path[600];
+	int fd; /* memory: a dup of the segment's memfd, else -1 */
 };
 
 struct d9_dump;

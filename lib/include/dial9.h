@@ -139,6 +139,15 @@ struct dial9_config {
 	uint32_t mode;                /* enum dial9_mode */
 	uint32_t dump_debounce_ms;    /* triggers this close make one dump, 1000 */
 	int32_t trigger_signal;       /* e.g. SIGUSR2 requests a dump; 0: none */
+	/* Where segments wait for the pipeline. DIAL9_STORAGE_MEMORY keeps
+	 * them in RAM (max_disk_bytes is then the RAM budget): nothing is
+	 * written to disk, and a crash loses them. Needs S3 or write-back. */
+	uint32_t storage;             /* enum dial9_storage */
+};
+
+enum dial9_storage {
+	DIAL9_STORAGE_DISK = 0,   /* {trace_dir}/{boot_id}/ */
+	DIAL9_STORAGE_MEMORY = 1, /* memfds; trace_dir is never created */
 };
 
 enum dial9_mode {

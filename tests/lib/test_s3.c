@@ -419,6 +419,15 @@ static bool all_done(const struct dial9_stats *st)
 	return st->pipe_pending == 0 && st->pipe_done == st->segments_sealed;
 }
 
+/* Seal a segment that holds a batch however the emitter thread is
+ * scheduled (on a loaded machine it may not have run since the last). */
+static void rotate_nonempty(void)
+{
+	DIAL9_EMIT(t_s, dial9_u64(0), dial9_str("between rotations"));
+	atomic_fetch_add(&emitted, 1);
+	assert_int_equal(dial9_rotate(), 0);
+}
+
 /*
  * The server goes away while segments are produced and comes back: each
  * segment reaches the bucket once, byte for byte as sealed, and the
@@ -439,13 +448,13 @@ static void outage(void **state)
 	atomic_store(&emitting, true);
 	atomic_store(&emitted, 0);
 	assert_int_equal(pthread_create(&th, NULL, emitter, NULL), 0);
-	assert_int_equal(dial9_rotate(), 0);
-	assert_int_equal(dial9_rotate(), 0);
+	rotate_nonempty();
+	rotate_nonempty();
 	wait_stats(two_done, "two uploads");
 
 	server_stop();
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(dial9_rotate(), 0);
+		rotate_nonempty();
 	wait_stats(retrying, "retries and an open circuit breaker");
 	/* what waits for upload, as sealed, to compare with what arrives */
 	boot = test_boot_dir(dir);
@@ -656,6 +665,53 @@ static void trigger_manifest(void **state)
 	free(dir);
 }
 
+/* Segments kept in memory (DIAL9_STORAGE_MEMORY): uploaded whole, and
+ * the trace directory never exists. */
+static void memory_round_trip(void **state)
+{
+	char *base = test_tmpdir("s3-mem"), *dir;
+	struct dial9_config c;
+	struct dial9_stats st;
+	struct test_counts cnt = { 0 };
+	uint64_t first = seq;
+	size_t n;
+	char **keys;
+
+	(void)state;
+	if (asprintf(&dir, "%s/never-created", base) < 0)
+		abort();
+	cfg_for(&c, dir, "mem");
+	c.storage = DIAL9_STORAGE_MEMORY;
+	c.max_disk_bytes = 32 << 20;
+	assert_int_equal(dial9_start(&c), 0);
+	record_segments(3, 3000);
+	assert_int_equal(access(dir, F_OK), -1);
+	assert_int_equal(dial9_stop(), 0);
+	assert_int_equal(access(dir, F_OK), -1);
+	dial9_get_stats(&st);
+	assert_int_equal(st.pipe_done, st.segments_sealed);
+	assert_int_equal(st.pipe_failed + st.pipe_abandoned + st.pipe_evicted, 0);
+	keys = list_keys("mem/", &n);
+	assert_int_equal(n, st.segments_sealed);
+	for (size_t i = 0; keys[i]; i++) {
+		struct buf h = { 0 };
+		char idx[32] = "", val[64];
+		size_t len;
+		uint8_t *seg = get_object(keys[i], &len, &h);
+
+		decode_mem(seg, len, &cnt, idx, sizeof(idx));
+		assert_string_equal(header(&h, "x-amz-meta-segment-index", val,
+					   sizeof(val)), idx);
+		free(seg);
+		free(h.p);
+	}
+	assert_int_equal(cnt.user, seq - first);
+	test_free_list(keys);
+	free(dir);
+	test_rm_rf(base);
+	free(base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -664,6 +720,7 @@ int main(void)
 		cmocka_unit_test(outage),
 		cmocka_unit_test(forbidden_is_terminal),
 		cmocka_unit_test(trigger_manifest),
+		cmocka_unit_test(memory_round_trip),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -681,6 +681,116 @@ static void dump_is_protected_from_eviction(void **state)
 	free(base);
 }
 
+/* ---- the memory buffer ---- */
+
+/*
+ * DIAL9_STORAGE=memory: segments live in memfds, the trace directory is
+ * never created (nothing touches the disk before the pipeline), and
+ * every segment arrives by write-back, whole.
+ */
+static void memory_buffer_write_back(void **state)
+{
+	char *base = test_tmpdir("m-src"), *dst = test_tmpdir("m-dst"), *dir;
+	struct dial9_config c;
+	struct dial9_stats st;
+	struct test_counts cnt = { 0 };
+	uint64_t emitted, idx[32];
+	char *wboot;
+	size_t n;
+
+	(void)state;
+	if (asprintf(&dir, "%s/never-created", base) < 0)
+		abort();
+	cfg_for(&c, dir);
+	setenv("DIAL9_STORAGE", "memory", 1);
+	setenv("DIAL9_MEMORY_BUDGET_MB", "8", 1);
+	setenv("DIAL9_WRITE_BACK_DIR", dst, 1);
+	dial9_config_from_env(&c);
+	unsetenv("DIAL9_STORAGE");
+	unsetenv("DIAL9_MEMORY_BUDGET_MB");
+	unsetenv("DIAL9_WRITE_BACK_DIR");
+	assert_int_equal(c.storage, DIAL9_STORAGE_MEMORY);
+	assert_int_equal(c.max_disk_bytes, 8 << 20);
+	assert_int_equal(dial9_start(&c), 0);
+	emitted = record_segments(3, 3000);
+	assert_int_equal(access(dir, F_OK), -1);
+	assert_int_equal(errno, ENOENT);
+	dial9_get_stats(&st);
+	assert_true(!strncmp(st.dir, "memory:", 7));
+	assert_int_equal(dial9_stop(), 0);
+	dial9_get_stats(&st);
+	assert_int_equal(access(dir, F_OK), -1);
+	assert_int_equal(st.pipe_done, st.segments_sealed);
+	assert_int_equal(st.pipe_failed + st.pipe_abandoned + st.pipe_evicted, 0);
+	assert_int_equal(st.events_lost, 0);
+	wboot = test_boot_dir(dst);
+	assert_non_null(wboot);
+	n = indexes(wboot, ".dial9.lz4", idx, 32);
+	assert_int_equal(n, st.segments_sealed);
+	assert_int_equal(check_lz4_dir(wboot, &cnt), n);
+	assert_int_equal(cnt.user, emitted);
+	/* in memory with nowhere to ship to is refused */
+	cfg_for(&c, dir);
+	c.storage = DIAL9_STORAGE_MEMORY;
+	assert_int_equal(dial9_start(&c), -EINVAL);
+	c.pipeline = DIAL9_PIPE_LZ4;
+	assert_int_equal(dial9_start(&c), -EINVAL);
+	free(wboot);
+	free(dir);
+	test_rm_rf(base);
+	test_rm_rf(dst);
+	free(base);
+	free(dst);
+}
+
+/* Trigger mode in memory: the RAM budget evicts the oldest segments;
+ * a dump ships exactly what was retained, nothing touches trace_dir. */
+static void memory_buffer_trigger(void **state)
+{
+	char *base = test_tmpdir("m-trig"), *dst = test_tmpdir("m-trig-dst"), *dir;
+	struct dial9_config c;
+	struct dial9_stats st;
+	struct dial9_dump_receipt rc;
+	struct test_counts cnt = { 0 };
+	uint64_t idx[64];
+	char *wboot;
+	size_t n;
+
+	(void)state;
+	if (asprintf(&dir, "%s/never-created", base) < 0)
+		abort();
+	trigger_cfg(&c, dir, dst);
+	c.storage = DIAL9_STORAGE_MEMORY;
+	c.max_disk_bytes = 256 * 1024;
+	c.max_file_bytes = 64 * 1024;
+	assert_int_equal(dial9_start(&c), 0);
+	record_segments(12, 2000);
+	dial9_get_stats(&st);
+	assert_true(st.segments_evicted > 0);
+	assert_int_equal(access(dir, F_OK), -1);
+	assert_int_equal(dial9_dump_trigger("memory", 30000, &rc), 0);
+	assert_int_equal(rc.status, 0);
+	assert_int_equal(rc.segments + st.segments_evicted, st.segments_sealed);
+	assert_int_equal(rc.last_index, st.segments_sealed);
+	assert_int_equal(dial9_stop(), 0);
+	assert_int_equal(access(dir, F_OK), -1);
+	wboot = test_boot_dir(dst);
+	assert_non_null(wboot);
+	n = indexes(wboot, ".dial9.lz4", idx, 64);
+	assert_int_equal(n, rc.segments);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(idx[i], rc.first_index + i);
+	assert_int_equal(check_lz4_dir(wboot, &cnt), n);
+	assert_int_equal(cnt.err, 0);
+	assert_true(cnt.user > 0);
+	free(wboot);
+	free(dir);
+	test_rm_rf(base);
+	test_rm_rf(dst);
+	free(base);
+	free(dst);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -696,6 +806,8 @@ int main(void)
 		cmocka_unit_test(debounce_burst),
 		cmocka_unit_test(trigger_by_signal),
 		cmocka_unit_test(dump_is_protected_from_eviction),
+		cmocka_unit_test(memory_buffer_write_back),
+		cmocka_unit_test(memory_buffer_trigger),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
