@@ -41,5 +41,7 @@ int cmd_sched(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_fetch(int argc, char **argv);
 
 #endif

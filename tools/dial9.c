@@ -22,9 +22,13 @@ static const struct {
 	const char *help;
 } cmds[] = {
 	{ "dump", cmd_dump, "dump [--sorted] TRACE...  events as JSON lines" },
+	{ "fetch", cmd_fetch, "fetch s3://BUCKET[/PREFIX] [--service S] [--host H] [--since T] -o DIR\n"
+			      "                                 download uploaded segments (dial9 ls's selection)" },
 	{ "export", cmd_export, "export --perfetto [-o FILE] TRACE...\n"
 				"                                 Chrome trace JSON for Perfetto UI / chrome://tracing" },
 	{ "info", cmd_info, "info TRACE...            metadata, counts, time range, losses" },
+	{ "ls", cmd_ls, "ls s3://BUCKET[/PREFIX] [--service S] [--host H] [--since T]\n"
+			"                                 uploaded segments by their partition keys" },
 	{ "record", cmd_record, "record [-o DIR] [--children] (-p PID... | -- CMD [ARGS])\n"
 				"                                 scheduling of unmodified processes" },
 	{ "report", cmd_report, "report --html [-o FILE] [--top N] TRACE...\n"
@@ -65,6 +69,16 @@ int main(int argc, char **argv)
 
 /* ---- shared helpers ---- */
 
+/* {epoch}-{index}.bin: a segment uploaded to S3 uncompressed. */
+static int is_s3_plain(const char *name)
+{
+	unsigned long long a, b;
+	int end = 0;
+
+	return sscanf(name, "%llu-%llu.bin%n", &a, &b, &end) == 2 && end &&
+	       !name[end];
+}
+
 static int is_segment(const char *name)
 {
 	size_t n = strlen(name);
@@ -72,7 +86,8 @@ static int is_segment(const char *name)
 	return (n > 6 && !strcmp(name + n - 6, ".dial9")) ||
 	       (n > 13 && !strcmp(name + n - 13, ".dial9.active")) ||
 	       (n > 10 && !strcmp(name + n - 10, ".dial9.lz4")) ||
-	       (n > 8 && !strcmp(name + n - 8, ".bin.lz4"));
+	       (n > 8 && !strcmp(name + n - 8, ".bin.lz4")) ||
+	       is_s3_plain(name);
 }
 
 static int add_path(char ***v, int *n, const char *p)
