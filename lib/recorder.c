@@ -542,11 +542,15 @@ static void checkpoint(struct recorder *r, const char *reason)
 		return;
 	}
 	d = d9_worker_dump(r->worker, segs, n, reason, d9_clock_gettime_ns());
-	free(segs);
 	if (!d) {
+		for (size_t i = 0; i < n; i++)
+			if (segs[i].fd >= 0)
+				close(segs[i].fd);
+		free(segs);
 		d9_log("dump: no memory to start it");
 		return;
 	}
+	free(segs);
 	pthread_mutex_lock(&r->mu);
 	d9_dump_put(r->last_dump);
 	r->last_dump = d;
