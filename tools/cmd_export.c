@@ -318,9 +318,8 @@ int cmd_export(int argc, char **argv)
 	const char *outpath = NULL;
 	struct timeline tl;
 	bool perfetto = false;
-	char **paths;
 	FILE *f = stdout;
-	int c, n, rc = 0;
+	int c, rc = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -337,20 +336,8 @@ int cmd_export(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	n = cli_collect(argc - optind, argv + optind, &paths);
-	if (n < 0)
+	if (tl_load_args(&tl, argc - optind, argv + optind, "export"))
 		return 1;
-	if (n == 0) {
-		fprintf(stderr, "dial9 export: no trace files found\n");
-		cli_free_paths(paths, n);
-		return 1;
-	}
-	if (tl_load(&tl, paths, n, "export")) {
-		tl_free(&tl);
-		cli_free_paths(paths, n);
-		return 1;
-	}
-	cli_free_paths(paths, n);
 	if (outpath && strcmp(outpath, "-")) {
 		f = fopen(outpath, "w");
 		if (!f) {

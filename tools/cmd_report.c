@@ -245,9 +245,9 @@ int cmd_report(int argc, char **argv)
 	unsigned long long top = 100;
 	struct timeline tl;
 	bool html = false;
-	char **paths, *end;
+	char *end;
 	FILE *f = stdout;
-	int c, n, rc = 0;
+	int c, rc = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -273,20 +273,8 @@ int cmd_report(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	n = cli_collect(argc - optind, argv + optind, &paths);
-	if (n < 0)
+	if (tl_load_args(&tl, argc - optind, argv + optind, "report"))
 		return 1;
-	if (n == 0) {
-		fprintf(stderr, "dial9 report: no trace files found\n");
-		cli_free_paths(paths, n);
-		return 1;
-	}
-	if (tl_load(&tl, paths, n, "report")) {
-		tl_free(&tl);
-		cli_free_paths(paths, n);
-		return 1;
-	}
-	cli_free_paths(paths, n);
 	if (outpath && strcmp(outpath, "-")) {
 		f = fopen(outpath, "w");
 		if (!f) {

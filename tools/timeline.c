@@ -1043,3 +1043,25 @@ const char *tl_service(const struct timeline *tl, uint32_t pid)
 			return tl_str(tl, tl->procs[i].service);
 	return NULL;
 }
+
+int tl_load_args(struct timeline *tl, int argc, char **argv, const char *what)
+{
+	char **paths = NULL;
+	int n = cli_collect(argc, argv, &paths);
+
+	memset(tl, 0, sizeof(*tl));
+	if (n < 0)
+		return 1;
+	if (n == 0) {
+		fprintf(stderr, "dial9 %s: no trace files found\n", what);
+		cli_free_paths(paths, n);
+		return 1;
+	}
+	if (tl_load(tl, paths, n, what)) {
+		tl_free(tl);
+		cli_free_paths(paths, n);
+		return 1;
+	}
+	cli_free_paths(paths, n);
+	return 0;
+}

@@ -129,6 +129,11 @@ struct timeline {
  * corrupt data.
  */
 int tl_load(struct timeline *tl, char **paths, int n, const char *what);
+/*
+ * The TRACE arguments (files or directories) of command @what, loaded;
+ * 0, or 1 after a message (no traces, unreadable or corrupt input).
+ */
+int tl_load_args(struct timeline *tl, int argc, char **argv, const char *what);
 void tl_free(struct timeline *tl);
 
 static inline const char *tl_str(const struct timeline *tl, uint32_t off)
