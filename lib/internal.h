@@ -178,6 +178,8 @@ bool d9_membarrier_register(void);
 uint32_t d9_register(struct dial9_event_type *t);
 
 /* ---- segment.c: segment files ---- */
+/* mkdir -p: every missing directory of @path, mode 0755. */
+int d9_mkdirs(const char *path);
 struct d9_segw;
 struct d9_seg_opts {
 	const char *trace_dir;

@@ -65,9 +65,9 @@ struct d9_segw {
 	uint64_t pipe_evicted; /* evicted before the worker was done */
 };
 
-static int mkdirs(const char *path)
+int d9_mkdirs(const char *path)
 {
-	char tmp[512];
+	char tmp[4096];
 	size_t n = strlen(path);
 
 	if (n >= sizeof(tmp))
@@ -480,7 +480,7 @@ static void try_reopen(struct d9_segw *w)
 		return;
 	}
 	existed = !access(w->dir, F_OK);
-	ret = mkdirs(w->dir);
+	ret = d9_mkdirs(w->dir);
 	if (!ret) {
 		if (w->lockfd >= 0)
 			close(w->lockfd);
@@ -701,7 +701,7 @@ int d9_segw_open(struct d9_segw **out, const struct d9_seg_opts *o)
 		ret = -ENAMETOOLONG;
 		goto out_free;
 	}
-	ret = mkdirs(w->dir);
+	ret = d9_mkdirs(w->dir);
 	if (ret)
 		goto out_free;
 	ret = take_lock(w);

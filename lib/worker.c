@@ -580,26 +580,6 @@ static void read_done(struct d9_worker *wk, struct job *j, int res)
 
 /* ---- write-back (and LZ4 in place): temp file, fsync, rename ---- */
 
-static int mkdirs(const char *path)
-{
-	char tmp[700];
-	size_t n = strlen(path);
-
-	if (n >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	memcpy(tmp, path, n + 1);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(tmp, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
 
 static void write_more(struct d9_worker *wk, struct job *j)
 {
@@ -622,7 +602,7 @@ static void write_start(struct d9_worker *wk, struct job *j)
 	if (wk->wb_dir) {
 		snprintf(dir, sizeof(dir), "%s/%s", wk->wb_dir, wk->boot_id);
 		if (!wk->wb_made) {
-			ret = mkdirs(dir);
+			ret = d9_mkdirs(dir);
 			if (ret) {
 				job_retry(wk, j, ret, "cannot create the write-back directory");
 				return;
