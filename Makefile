@@ -23,6 +23,7 @@ HARNESS := $(CACHE)/linux-source/tools/testing/selftests
 TEST_TARGETS := test-kmod test-dkms check
 
 .PHONY: all deps module examples test test-kmod test-dkms check demo clean bench-sched \
+	bench-e2e-vm \
 	dkms-install dkms-uninstall install-udev
 
 all: module examples
@@ -183,3 +184,28 @@ bench-sched: deps module $(BUILD)/tests/vm/exit $(SCHED_BENCH)
 	@echo
 	@bench/kmod/sched-table.sh $(BUILD)/bench-sched/cost/console.log \
 		$(BUILD)/bench-sched/loss/console.log
+
+# ---- end to end in the VM (make bench runs it; not part of make test) --------
+# bench/e2e.c with dial9.ko: one boot under plain TCG (2 vCPUs, real time:
+# parts 4 and 5), one under -icount (guest time = instructions executed;
+# the second vCPU is onlined after boot, as in bench-sched).  Lines
+# "BENCH ..." go to $(BENCH_LOGS)/vm*.log for bench/bench-table.sh.
+BENCH_VM_REQS ?= 5000
+BENCH_VM_REPS ?= 11
+E2E_VM := tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module dial9.ko \
+	--file $(BUILD)/bench/dial9-e2e
+E2E_ARGS := -S auto -n $(BENCH_VM_REQS) -r $(BENCH_VM_REPS)
+
+bench-e2e-vm: deps module $(BUILD)/tests/vm/exit $(BUILD)/bench/dial9-e2e
+	@mkdir -p $(BENCH_LOGS)
+	@echo "bench: parts 4-5 in the VM with dial9.ko, TCG (log: $(BENCH_LOGS)/vm.log)"
+	@set -o pipefail; DIAL9_VM_TIMEOUT=900 $(E2E_VM) \
+		--demo "dial9-e2e -W vm $(E2E_ARGS) e2e bytes mem" \
+		--out $(BUILD)/bench-e2e/tcg | tr -d '\r' | grep '^BENCH' >$(BENCH_LOGS)/vm.log
+	@echo "bench: part 4 in the VM with dial9.ko, -icount (log: $(BENCH_LOGS)/vm-icount.log)"
+	@set -o pipefail; DIAL9_VM_TIMEOUT=900 $(E2E_VM) --icount --smp 2 \
+		--append maxcpus=1 --demo "echo 1 >/sys/devices/system/cpu/cpu1/online; \
+			dial9-e2e -W vm-icount $(E2E_ARGS) e2e" \
+		--out $(BUILD)/bench-e2e/icount | tr -d '\r' | grep '^BENCH' \
+		>$(BENCH_LOGS)/vm-icount.log
+

@@ -5,8 +5,9 @@
  * thread-local buffer) and with LTTng-UST recording the same payload
  * in an active session, for 1 and 2 threads, with dial9's flush thread
  * (and LTTng's consumer daemon) writing to disk. Prints ns/event, the
- * ratios, bytes/event and events lost. dial9 is used only through
- * <dial9.h>.
+ * ratios, bytes/event and events lost, then the same figures as
+ * "BENCH part=3 ..." lines for bench/bench-table.sh. dial9 is used only
+ * through <dial9.h>.
  *
  * Each figure is the recording thread's CPU time (bench_time.h), the
  * median of BENCH_ROUNDS rounds, averaged over the threads.
@@ -376,6 +377,15 @@ int main(int argc, char **argv)
 			       (unsigned long long)lt_lost);
 		else
 			printf("  lttng-ust: n/a, %s\n", lx.why);
+		/* the same, for bench/bench-table.sh */
+		printf("BENCH part=3 threads=%d events=%llu raw_tsc=%.2f raw_gettime=%.2f "
+		       "dial9=%.2f dial9_bpe=%.2f dial9_lost=%llu lttng=%.2f "
+		       "lttng_bpe=%.2f lttng_lost=%llu lttng_ok=%d\n",
+		       n, (unsigned long long)events, raw_tsc, raw_gt, d9,
+		       st.events_written ? (double)st.bytes_written /
+						   (double)st.events_written : 0.0,
+		       (unsigned long long)st.events_lost, lt_ns, lt_bpe,
+		       (unsigned long long)lt_lost, (int)lt_ok);
 	}
 	lttng_down(&lx);
 	printf("\nraw: a timestamp and a 24-byte memcpy into a pre-faulted "

@@ -6,7 +6,7 @@
 #   make test-lib     cmocka tests under ASan+UBSan, threading tests under
 #                     TSan, and each fuzz target for LIB_FUZZ_SECS seconds
 #   make fuzz         each fuzz target for FUZZ_SECS seconds
-#   make bench        record cost vs a raw-append baseline
+#   make bench        record cost, end to end, bytes (parts 3-5 of issue 6)
 #   make install-lib  PREFIX=/usr/local DESTDIR=
 
 CC ?= cc
@@ -208,15 +208,46 @@ fuzz: fuzz-build
 	done
 
 # ---- benchmark ---------------------------------------------------------------
-# record_bench runs lttng_bench (an LTTng-UST tracepoint provider) in a
-# session of its own where liblttng-ust-dev is installed; without it the
-# LTTng column says why.
+# One table (bench/bench-table.sh) of every figure as a ratio to its
+# baseline, absolute values beside it (docs/benchmarks.md explains them):
+#   part 3  record_bench: ns/event against a raw append and LTTng-UST
+#           (lttng_bench, an LTTng-UST tracepoint provider, in a session of
+#           its own where liblttng-ust-dev is installed; else it says why)
+#   part 4  dial9-e2e (bench/e2e.c): a thread-pool service off / app events
+#           / scheduler events, throughput and p99, on the host (perf-event
+#           fallback) and, with BENCH_VM=1 (default), in the VM with dial9.ko
+#           (plain TCG and -icount: make bench-e2e-vm)
+#   part 5  dial9-e2e: bytes/event raw and after LZ4, the flush thread's
+#           MB/s per CPU-second, memory per recording thread
+# BENCH_SCHED=1 runs make bench-sched (parts 1-2, ~10 min) first.
+# Logs in $(BENCH_B)/logs/.  Never part of make test.
 BENCH_B := $(BUILD)/bench
 BENCH_LTTNG := $(shell pkg-config --exists lttng-ust 2>/dev/null && echo yes)
 BENCH_CFLAGS := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -Ilib/include -Ibench
+BENCH_REQS ?= 20000
+BENCH_REPS ?= 11
+BENCH_VM ?= 1
+BENCH_SCHED ?= 0
+BENCH_LOGS := $(BENCH_B)/logs
 
-bench: $(BENCH_B)/record_bench $(if $(BENCH_LTTNG),$(BENCH_B)/lttng_bench)
-	$(BENCH_B)/record_bench --lttng $(CURDIR)/$(BENCH_B)/lttng_bench $(BENCH_EVENTS)
+bench: $(BENCH_B)/record_bench $(if $(BENCH_LTTNG),$(BENCH_B)/lttng_bench) \
+		$(BENCH_B)/dial9-e2e
+	@set -eo pipefail; mkdir -p $(BENCH_LOGS); rm -f $(BENCH_LOGS)/*.log; \
+	if [ "$(BENCH_SCHED)" = 1 ]; then $(MAKE) --no-print-directory bench-sched; fi; \
+	echo "bench: part 3, record cost (log: $(BENCH_LOGS)/record.log)"; \
+	$(BENCH_B)/record_bench --lttng $(CURDIR)/$(BENCH_B)/lttng_bench \
+		$(BENCH_EVENTS) >$(BENCH_LOGS)/record.log 2>&1; \
+	echo "bench: parts 4-5 on the host, perf-event fallback (log: $(BENCH_LOGS)/host.log)"; \
+	$(BENCH_B)/dial9-e2e -W host -S perf -n $(BENCH_REQS) -r $(BENCH_REPS) \
+		e2e bytes mem >$(BENCH_LOGS)/host.log 2>$(BENCH_LOGS)/host.err; \
+	if [ "$(BENCH_VM)" = 1 ]; then $(MAKE) --no-print-directory bench-e2e-vm; fi; \
+	echo; bench/bench-table.sh $(BENCH_LOGS)/record.log $(BENCH_LOGS)/host.log \
+		$$(ls $(BENCH_LOGS)/vm.log $(BENCH_LOGS)/vm-icount.log 2>/dev/null) \
+		| tee $(BENCH_LOGS)/table.txt
+
+$(BENCH_B)/dial9-e2e: bench/e2e.c $(LIB_A) lib/include/dial9.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -o $@ $< $(LIB_A) $(LIB_LDLIBS)
 
 $(BENCH_B)/record_bench: bench/record_bench.c bench/bench_time.h $(LIB_A) \
 		lib/include/dial9.h
