@@ -1377,6 +1377,24 @@ int d9_worker_start(struct d9_worker *wk, struct d9_segw *w,
 	return 0;
 }
 
+/*
+ * Hand a job to the worker thread (the flush thread never waits on it);
+ * a segment's job counts as pending until it is through.
+ */
+static void enqueue(struct d9_worker *wk, struct job *j, bool segment)
+{
+	pthread_mutex_lock(&wk->mu);
+	if (wk->qtail)
+		wk->qtail->next = j;
+	else
+		wk->qhead = j;
+	wk->qtail = j;
+	if (segment)
+		wk->st.pipe_pending++;
+	pthread_mutex_unlock(&wk->mu);
+	wake(wk);
+}
+
 void d9_worker_submit(struct d9_worker *wk, uint64_t index, const char *path)
 {
 	struct job *j = calloc(1, sizeof(*j));
@@ -1389,15 +1407,7 @@ void d9_worker_submit(struct d9_worker *wk, uint64_t index, const char *path)
 	j->fd = -1;
 	j->op.owner = j;
 	snprintf(j->src, sizeof(j->src), "%s", path);
-	pthread_mutex_lock(&wk->mu);
-	if (wk->qtail)
-		wk->qtail->next = j;
-	else
-		wk->qhead = j;
-	wk->qtail = j;
-	wk->st.pipe_pending++;
-	pthread_mutex_unlock(&wk->mu);
-	wake(wk);
+	enqueue(wk, j, true);
 }
 
 void d9_worker_submit_fd(struct d9_worker *wk, uint64_t index,
@@ -1415,15 +1425,7 @@ void d9_worker_submit_fd(struct d9_worker *wk, uint64_t index,
 	j->mem = true;
 	j->op.owner = j;
 	snprintf(j->src, sizeof(j->src), "%s", label);
-	pthread_mutex_lock(&wk->mu);
-	if (wk->qtail)
-		wk->qtail->next = j;
-	else
-		wk->qhead = j;
-	wk->qtail = j;
-	wk->st.pipe_pending++;
-	pthread_mutex_unlock(&wk->mu);
-	wake(wk);
+	enqueue(wk, j, true);
 }
 
 void d9_worker_stop(struct d9_worker *wk, unsigned int timeout_ms)
@@ -1568,18 +1570,6 @@ static char *manifest_json(struct d9_worker *wk, struct d9_dump *d, size_t *len)
 	return buf;
 }
 
-static void enqueue(struct d9_worker *wk, struct job *j)
-{
-	pthread_mutex_lock(&wk->mu);
-	if (wk->qtail)
-		wk->qtail->next = j;
-	else
-		wk->qhead = j;
-	wk->qtail = j;
-	pthread_mutex_unlock(&wk->mu);
-	wake(wk);
-}
-
 /* Every segment of d is through (or not): the manifest, or the end. */
 static void dump_segments_ended(struct d9_worker *wk, struct d9_dump *d)
 {
@@ -1605,7 +1595,7 @@ static void dump_segments_ended(struct d9_worker *wk, struct d9_dump *d)
 	j->data = j->raw;
 	j->len = j->raw_len;
 	snprintf(j->src, sizeof(j->src), "manifest of dump %s", d->id);
-	enqueue(wk, j);
+	enqueue(wk, j, false);
 }
 
 static void dump_complete(struct d9_worker *wk, struct d9_dump *d, bool mok)
