@@ -410,7 +410,13 @@ static void *emitter(void *arg)
 		for (int i = 0; i < 100; i++)
 			DIAL9_EMIT(t_s, dial9_u64(i), dial9_str("emitted during the outage"));
 		atomic_fetch_add(&emitted, 100);
-		sched_yield();
+		/*
+		 * A steady stream, not a flood: unthrottled, this thread
+		 * fills a 100 MiB segment every fraction of a second, and on
+		 * a loaded machine the uploads of the backlog never catch up
+		 * before the wait below gives up.
+		 */
+		usleep(1000);
 	}
 	return NULL;
 }
