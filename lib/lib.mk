@@ -219,7 +219,7 @@ fuzz: fuzz-build
 #           (plain TCG and -icount: make bench-e2e-vm)
 #   part 5  dial9-e2e: bytes/event raw and after LZ4, the flush thread's
 #           MB/s per CPU-second, memory per recording thread
-# BENCH_SCHED=1 runs make bench-sched (parts 1-2, ~10 min) first.
+# It runs make bench-sched (parts 1-2, ~10 min) first; BENCH_SCHED=0 skips it.
 # Logs in $(BENCH_B)/logs/.  Never part of make test.
 BENCH_B := $(BUILD)/bench
 BENCH_LTTNG := $(shell pkg-config --exists lttng-ust 2>/dev/null && echo yes)
@@ -227,7 +227,7 @@ BENCH_CFLAGS := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -Ilib/include -Ibench
 BENCH_REQS ?= 20000
 BENCH_REPS ?= 11
 BENCH_VM ?= 1
-BENCH_SCHED ?= 0
+BENCH_SCHED ?= 1
 BENCH_LOGS := $(BENCH_B)/logs
 
 bench: $(BENCH_B)/record_bench $(if $(BENCH_LTTNG),$(BENCH_B)/lttng_bench) \
