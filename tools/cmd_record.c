@@ -39,11 +39,12 @@ static bool alive(int pid)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dial9 record [-o DIR] [--children] [--service NAME] -p PID...\n"
-		"       dial9 record [-o DIR] [--children] [--service NAME] -- CMD [ARGS]\n"
+		"usage: dial9 record [-o DIR] [--children] [--service NAME] [--ring-kb N] -p PID...\n"
+		"       dial9 record [-o DIR] [--children] [--service NAME] [--ring-kb N] -- CMD [ARGS]\n"
 		"\nRecords the scheduling of the processes (switches, wake-ups,\n"
 		"runqueue delays, migrations) until the command exits, every PID is\n"
 		"gone, or Ctrl-C.  DIR defaults to DIAL9_TRACE_DIR or /tmp/dial9-traces.\n"
+		"--ring-kb: dial9.ko ring per CPU, a power of two (default 1024).\n"
 		"Other users' processes need CAP_PERFMON; with dial9.ko any process\n"
 		"other than the recorder's own needs it too.\n");
 }
@@ -67,6 +68,7 @@ int cmd_record(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "children", no_argument, NULL, 'c' },
 		{ "service", required_argument, NULL, 's' },
+		{ "ring-kb", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -77,6 +79,7 @@ int cmd_record(int argc, char **argv)
 	const char *service = NULL;
 	int pids[64], npids = 0, c, status = 0, ret, go[2] = { -1, -1 };
 	bool children = false;
+	uint32_t ring_kb = 1024;	/* 4x the module's default: a tool, not a library */
 	pid_t child = -1;
 	char svc[64];
 
@@ -90,6 +93,15 @@ int cmd_record(int argc, char **argv)
 		case 'o': dir = optarg; break;
 		case 'c': children = true; break;
 		case 's': service = optarg; break;
+		case 'r':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || v < 4 || v > 65536 || (v & (v - 1))) {
+				fprintf(stderr, "dial9 record: --ring-kb must be a power of two in 4..65536\n");
+				return 2;
+			}
+			ring_kb = (uint32_t)v;
+			break;
 		case 'p':
 			errno = 0;
 			v = strtol(optarg, &end, 10);
@@ -155,6 +167,7 @@ int cmd_record(int argc, char **argv)
 			  (children ? DIAL9_SCHED_CHILDREN : 0);
 	cfg.sched_pids = pids;
 	cfg.sched_npids = (uint32_t)npids;
+	cfg.sched_ring_bytes = ring_kb * 1024;
 	ret = dial9_start(&cfg);
 	if (!ret && dial9_get_stats(&st) == 0 && !st.sched_backend[0]) {
 		fprintf(stderr,

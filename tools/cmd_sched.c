@@ -221,6 +221,7 @@ static int sched_live(struct sched_stats *st, int *pids, unsigned int npids,
 {
 	struct dial9_ksched_opts o = {
 		.pids = pids, .npids = npids, .system_wide = !npids,
+		.ring_size = 1024 * 1024,	/* a tool: 4x the module's default */
 	};
 	struct live l = { .st = st, .threshold_ns = threshold_ns,
 			  .out = stdout };
