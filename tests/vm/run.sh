@@ -22,7 +22,13 @@
 set -euo pipefail
 
 kernel= module= tests= example= demo= out=build/vm extra=() timeout_s=${DIAL9_VM_TIMEOUT:-420}
-smp=2 mem=1024 icount=() bins=() trees=() cmdline=
+smp=2 mem=1024 icount=() bins=() trees=()
+# One host thread runs every vCPU: qemu 7.2's multi-threaded TCG can hang
+# a vCPU for good when the kernel live-patches code the other vCPU is
+# running (seen here: text_poke_bp() waiting forever on CPU 1, which sat
+# in __schedule() at the jump label being enabled by tracepoint
+# registration).  DIAL9_VM_TCG_THREAD=multi brings it back.
+tcg_thread=${DIAL9_VM_TCG_THREAD:-single} cmdline=
 checks=tests/vm/checks.sh
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -106,7 +112,7 @@ echo "vm: booting $(basename "$kernel") (TCG${icount:+ -icount}, $smp vCPUs), lo
 start=$(date +%s)
 set +e
 timeout "$timeout_s" qemu-system-x86_64 \
-	-accel tcg -cpu max -smp "$smp" -m "$mem" "${icount[@]}" \
+	-accel "tcg,thread=$tcg_thread" -cpu max -smp "$smp" -m "$mem" "${icount[@]}" \
 	-kernel "$kernel" -initrd "$out/initramfs.gz" \
 	-append "console=ttyS0 quiet panic=-1 rdinit=/init$cmdline" \
 	-display none -monitor none -serial stdio -nic none -no-reboot \
