@@ -254,6 +254,9 @@ static int cmp_thread(const void *a, const void *b)
 	const struct sched_thread *x = *(struct sched_thread *const *)a;
 	const struct sched_thread *y = *(struct sched_thread *const *)b;
 
+	/* Who waited for a CPU the most in all, then the longest once. */
+	if (x->delay_sum != y->delay_sum)
+		return x->delay_sum < y->delay_sum ? 1 : -1;
 	if (x->delay_max != y->delay_max)
 		return x->delay_max < y->delay_max ? 1 : -1;
 	return x->tid < y->tid ? -1 : x->tid > y->tid;

@@ -72,7 +72,7 @@ struct sched_report_opts {
 	bool json;
 };
 
-/* Threads sorted by max delay, then the histogram; text or JSON. */
+/* Threads by total runqueue delay, then the histogram; text or JSON. */
 void sched_stats_report(struct sched_stats *st,
 			const struct sched_report_opts *o, FILE *out);
 /* The histogram alone, like BCC's runqlat. */

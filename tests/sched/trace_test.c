@@ -368,7 +368,11 @@ TEST_F(traced, spans_contain_their_scheduling_in_order)
 	EXPECT_EQ(CYCLES, ordered);
 }
 
-/* `dial9 sched` names the worker first, with the trace's max delay. */
+/*
+ * `dial9 sched` names the worker first (it waited the most in all: other
+ * threads, such as io_uring's workers, may once wait longer), with the
+ * trace's max delay.
+ */
 TEST_F(traced, dial9_sched_names_the_worker)
 {
 	char cmd[256], out[8192] = "", want[64];
