@@ -393,6 +393,7 @@ static void salvage_after_sigkill(void **state)
 	assert_true(pid >= 0);
 	if (!pid) {
 		struct dial9_stats st;
+		bool told = false;
 
 		close(pfd[0]);
 		cfg_for(&c, dir);
@@ -404,8 +405,16 @@ static void salvage_after_sigkill(void **state)
 			_exit(2);
 		for (uint64_t i = 0;; i += 100) {
 			emit_n(i, 100);
-			if (i == 3000 && write(pfd[1], "k", 1) < 0)
-				_exit(3);
+			if (i < 3000)
+				continue;
+			/* Tell the parent once batches are on disk, however
+			 * slowly this machine runs the flush thread. */
+			dial9_get_stats(&st);
+			if (st.batches_written >= 2 && !told) {
+				told = true;
+				if (write(pfd[1], "k", 1) < 0)
+					_exit(3);
+			}
 		}
 	}
 	close(pfd[1]);
@@ -422,7 +431,7 @@ static void salvage_after_sigkill(void **state)
 		}
 		assert_int_equal(read(pfd[0], &k, 1), 1);
 	}
-	/* let the flush thread write a few batches, then kill mid-write */
+	/* batches are on disk: let it write a few more, then kill mid-write */
 	{
 		struct timespec ts = { 0, 50000000 };
 
