@@ -85,23 +85,27 @@ run() {
 		perf sched record -o /tmp/perf.data -- $cmd >/tmp/out 2>/tmp/err
 		perf report -i /tmp/perf.data --stats >/tmp/stats 2>&1
 		events=$(awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }' /tmp/stats)
-		# --stats counts LOST records; each says how many samples it
-		# stands for ("... PERF_RECORD_LOST lost N" in the raw dump)
-		nl=$(awk '$2 == "events:" && ($1 == "LOST" || $1 == "LOST_SAMPLES") { s += $3 }
+		# Two kinds of loss.  PERF_RECORD_LOST: records the ring had no
+		# room for ("lost N chunks"; perf report -D shows each with its
+		# count).  PERF_RECORD_LOST_SAMPLES: samples dropped in the
+		# kernel; --stats sums them per event type ("sched:... stats:"
+		# sections, "LOST_SAMPLES events: N").  Both are events lost.
+		lost=$(awk '/ stats:$/ { inev = 1 }
+			inev && $1 == "LOST_SAMPLES" && $2 == "events:" { s += $3 }
 			END { print s + 0 }' /tmp/stats)
-		lost=0
-		[ "$nl" -gt 0 ] && lost=$(perf report -D -i /tmp/perf.data 2>/dev/null |
-			awk '/PERF_RECORD_LOST/ { s += $NF } END { print s + 0 }')
+		nl=$(awk '$1 == "LOST" && $2 == "events:" { print $3; exit }' /tmp/stats)
+		[ "${nl:-0}" -gt 0 ] && lost=$((lost + $(perf report -D -i /tmp/perf.data 2>/dev/null |
+			awk '/PERF_RECORD_LOST / { s += $NF } END { print s + 0 }')))
 		;;
 	trace-cmd)
 		trace-cmd record -e sched_switch -e sched_wakeup -e sched_waking \
 			-o /tmp/trace.dat $cmd >/tmp/out 2>/tmp/err
 		events=$(trace-cmd report -q -i /tmp/trace.dat 2>/dev/null |
 			grep -c -E 'sched_(switch|wakeup|waking):')
-		# buffer stats printed by record, per CPU: "overrun: N" (events
-		# overwritten before trace-cmd read them), "commit overrun: N"
-		lost=$(awk '/^overrun:/ { s += $2 } /^commit overrun:/ { s += $3 }
-			END { print s + 0 }' /tmp/out /tmp/err)
+		# record prints "CPU N: M events lost" per CPU (events its reader
+		# did not get: ring overruns), on stdout.
+		lost=$(awk '$1 == "CPU" && $3 ~ /^[0-9]+$/ && $4 == "events" &&
+			$5 == "lost" { s += $3 } END { print s + 0 }' /tmp/out /tmp/err)
 		;;
 	bpftrace)
 		bpftrace -c "$cmd" /tmp/runqlat.bt >/tmp/out 2>/tmp/err
