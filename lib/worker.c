@@ -497,20 +497,29 @@ static uint64_t start_real(const struct job *j)
 }
 
 /* Take queued segments, oldest first, while there is room. */
+/* The oldest queued job, or NULL. */
+static struct job *dequeue(struct d9_worker *wk)
+{
+	struct job *j;
+
+	pthread_mutex_lock(&wk->mu);
+	j = wk->qhead;
+	if (j) {
+		wk->qhead = j->next;
+		if (!wk->qhead)
+			wk->qtail = NULL;
+	}
+	pthread_mutex_unlock(&wk->mu);
+	return j;
+}
+
 static void admit(struct d9_worker *wk)
 {
 	while (wk->nactive < wk->concurrency) {
 		struct job *j;
 		struct stat st;
 
-		pthread_mutex_lock(&wk->mu);
-		j = wk->qhead;
-		if (j) {
-			wk->qhead = j->next;
-			if (!wk->qhead)
-				wk->qtail = NULL;
-		}
-		pthread_mutex_unlock(&wk->mu);
+		j = dequeue(wk);
 		if (!j)
 			return;
 		j->next = NULL;
@@ -1149,14 +1158,7 @@ static void abandon(struct d9_worker *wk)
 	wk->active_tail = NULL;
 	wk->nactive = 0;
 	for (;;) {
-		pthread_mutex_lock(&wk->mu);
-		j = wk->qhead;
-		if (j) {
-			wk->qhead = j->next;
-			if (!wk->qhead)
-				wk->qtail = NULL;
-		}
-		pthread_mutex_unlock(&wk->mu);
+		j = dequeue(wk);
 		if (!j)
 			break;
 		n += !j->manifest;
