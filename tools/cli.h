@@ -35,6 +35,14 @@ void cli_decode_error(const char *path, int err, uint64_t off);
 void cli_progress(const char *what, int i, int n, const char *path);
 void cli_progress_done(void);
 
+/*
+ * Write a command's output to @path ("-" or NULL: stdout) with @fn, which
+ * returns non-zero when it runs out of memory.  On any failure the message
+ * names @cmd and the file, a partial file is removed, and 1 is returned.
+ */
+int cli_write_output(const char *cmd, const char *path,
+		     int (*fn)(FILE *f, void *arg), void *arg);
+
 int cmd_dump(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_sched(int argc, char **argv);

@@ -276,6 +276,13 @@ static void write_counters(struct out *o, const struct timeline *tl)
 	}
 }
 
+static int export_perfetto(const struct timeline *tl, FILE *f);
+
+static int write_export(FILE *f, void *tl)
+{
+	return export_perfetto(tl, f);
+}
+
 static int export_perfetto(const struct timeline *tl, FILE *f)
 {
 	struct out o = { .f = f, .first = true };
@@ -318,8 +325,7 @@ int cmd_export(int argc, char **argv)
 	const char *outpath = NULL;
 	struct timeline tl;
 	bool perfetto = false;
-	FILE *f = stdout;
-	int c, rc = 0;
+	int c, rc;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -338,26 +344,7 @@ int cmd_export(int argc, char **argv)
 	}
 	if (tl_load_args(&tl, argc - optind, argv + optind, "export"))
 		return 1;
-	if (outpath && strcmp(outpath, "-")) {
-		f = fopen(outpath, "w");
-		if (!f) {
-			fprintf(stderr, "dial9 export: %s: %s\n", outpath,
-				strerror(errno));
-			tl_free(&tl);
-			return 1;
-		}
-	}
-	if (export_perfetto(&tl, f)) {
-		fprintf(stderr, "dial9 export: out of memory\n");
-		rc = 1;
-	}
-	if (f != stdout ? fclose(f) : fflush(f)) {
-		fprintf(stderr, "dial9 export: %s: %s\n",
-			outpath ? outpath : "stdout", strerror(errno));
-		rc = 1;
-	}
-	if (rc && f != stdout)
-		unlink(outpath);
+	rc = cli_write_output("export", outpath, write_export, &tl);
 	tl_free(&tl);
 	return rc;
 }

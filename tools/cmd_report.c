@@ -208,6 +208,20 @@ static int write_data(FILE *f, const struct timeline *tl, size_t top)
 	return 0;
 }
 
+static int write_page(FILE *f, const struct timeline *tl, size_t top);
+
+struct page {
+	const struct timeline *tl;
+	size_t top;
+};
+
+static int write_report(FILE *f, void *arg)
+{
+	const struct page *p = arg;
+
+	return write_page(f, p->tl, p->top);
+}
+
 static int write_page(FILE *f, const struct timeline *tl, size_t top)
 {
 	const char *page = dial9_report_html;
@@ -245,9 +259,9 @@ int cmd_report(int argc, char **argv)
 	unsigned long long top = 100;
 	struct timeline tl;
 	bool html = false;
+	struct page page;
 	char *end;
-	FILE *f = stdout;
-	int c, rc = 0;
+	int c, rc;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -275,26 +289,9 @@ int cmd_report(int argc, char **argv)
 	}
 	if (tl_load_args(&tl, argc - optind, argv + optind, "report"))
 		return 1;
-	if (outpath && strcmp(outpath, "-")) {
-		f = fopen(outpath, "w");
-		if (!f) {
-			fprintf(stderr, "dial9 report: %s: %s\n", outpath,
-				strerror(errno));
-			tl_free(&tl);
-			return 1;
-		}
-	}
-	if (write_page(f, &tl, (size_t)top)) {
-		fprintf(stderr, "dial9 report: out of memory\n");
-		rc = 1;
-	}
-	if (f != stdout ? fclose(f) : fflush(f)) {
-		fprintf(stderr, "dial9 report: %s: %s\n",
-			outpath ? outpath : "stdout", strerror(errno));
-		rc = 1;
-	}
-	if (rc && f != stdout)
-		unlink(outpath);
+	page.tl = &tl;
+	page.top = (size_t)top;
+	rc = cli_write_output("report", outpath, write_report, &page);
 	tl_free(&tl);
 	return rc;
 }

@@ -375,3 +375,32 @@ void cli_progress_done(void)
 		fprintf(stderr, "\r\033[K");
 	progress_shown = false;
 }
+
+int cli_write_output(const char *cmd, const char *path,
+		     int (*fn)(FILE *f, void *arg), void *arg)
+{
+	bool file = path && strcmp(path, "-");
+	FILE *f = stdout;
+	int rc = 0;
+
+	if (file) {
+		f = fopen(path, "w");
+		if (!f) {
+			fprintf(stderr, "dial9 %s: %s: %s\n", cmd, path,
+				strerror(errno));
+			return 1;
+		}
+	}
+	if (fn(f, arg)) {
+		fprintf(stderr, "dial9 %s: out of memory\n", cmd);
+		rc = 1;
+	}
+	if (file ? fclose(f) : fflush(f)) {
+		fprintf(stderr, "dial9 %s: %s: %s\n", cmd,
+			file ? path : "stdout", strerror(errno));
+		rc = 1;
+	}
+	if (rc && file)
+		unlink(path);
+	return rc;
+}
