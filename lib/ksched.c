@@ -328,12 +328,75 @@ static int perf_push(void *ctx, const struct dial9_rec_header *rec)
 }
 
 /* Copy every published record out of the rings, and free their space. */
+struct kidx {
+	uint64_t time_ns;
+	size_t off;
+};
+
+static int kidx_cmp(const void *a, const void *b)
+{
+	const struct kidx *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;	/* stable */
+}
+
+/*
+ * The single-queue backends append each read's batch, in time order.  A
+ * record of a new batch can still be older than one waiting from the last
+ * (published on its CPU just after that CPU was read): keep the records
+ * not yet released in time order.
+ */
+static int kq_sort(struct kq *q)
+{
+	const struct dial9_rec_header *h;
+	struct kidx *idx;
+	unsigned char *tmp;
+	uint64_t last = 0;
+	size_t n = 0, i, at;
+	bool sorted = true;
+
+	for (at = q->off; at < q->len; at += h->size, n++) {
+		h = (const void *)(q->buf + at);
+		sorted &= h->time_ns >= last;
+		last = h->time_ns;
+	}
+	if (sorted)
+		return 0;
+	idx = malloc(n * sizeof(*idx));
+	tmp = malloc(q->len - q->off);
+	if (!idx || !tmp) {
+		free(idx);
+		free(tmp);
+		return -ENOMEM;
+	}
+	for (at = q->off, i = 0; at < q->len; at += h->size, i++) {
+		h = (const void *)(q->buf + at);
+		idx[i].time_ns = h->time_ns;
+		idx[i].off = at;
+	}
+	qsort(idx, n, sizeof(*idx), kidx_cmp);
+	for (i = 0, at = 0; i < n; i++) {
+		h = (const void *)(q->buf + idx[i].off);
+		memcpy(tmp + at, h, h->size);
+		at += h->size;
+	}
+	memcpy(q->buf + q->off, tmp, at);
+	free(idx);
+	free(tmp);
+	return 0;
+}
+
 static int ksched_collect(struct dial9_ksched *k)
 {
-	if (k->perf)
-		return dial9_perf_read(k->perf, perf_push, &k->q[0]);
-	if (k->sstat)
-		return dial9_sstat_read(k->sstat, perf_push, &k->q[0]);
+	int ret;
+
+	if (k->perf || k->sstat) {
+		ret = k->perf ? dial9_perf_read(k->perf, perf_push, &k->q[0]) :
+				dial9_sstat_read(k->sstat, perf_push, &k->q[0]);
+		return ret ? ret : kq_sort(&k->q[0]);
+	}
 	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
 		struct dial9_ring_ctrl *c = k->ctrl[cpu];
 		uint64_t head, tail;
