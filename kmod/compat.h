@@ -37,18 +37,44 @@ static inline void dial9_vm_flags_clear(struct vm_area_struct *vma,
  * each delay can be longer by the time __schedule() took between updating
  * the rq clock and this tracepoint, and a task that the load balancer moves
  * while queued restarts its stamp on the new CPU (the kernel adds the part
- * before the move to run_delay at the dequeue), so only the wait on the
- * final CPU is reported.
+ * before the move to run_delay at the dequeue), so this is only the wait
+ * on the final CPU; the cumulative totals below give the rest.
  */
 #ifdef CONFIG_SCHED_INFO
 static inline u64 dial9_queued_since(const struct task_struct *p)
 {
 	return READ_ONCE(p->sched_info.last_queued);
 }
+
+/*
+ * The scheduler's cumulative runqueue wait and run count of @p (the second
+ * and third fields of /proc/<pid>/task/<tid>/schedstat), or false.
+ *
+ * These are what make a reader's totals exact: sched_info_arrive() adds
+ * each wait to run_delay and counts it in pcount right after the
+ * sched_switch tracepoint, and sched_info_dequeue() adds the part of a
+ * wait before a migration, so differences of two records' values of one
+ * task cover every wait between them, whatever records were lost.
+ */
+static inline bool dial9_runq_totals(const struct task_struct *p,
+				     u64 *delay, u32 *count)
+{
+	*delay = READ_ONCE(p->sched_info.run_delay);
+	*count = (u32)READ_ONCE(p->sched_info.pcount);
+	return true;
+}
 #else
 static inline u64 dial9_queued_since(const struct task_struct *p)
 {
 	return 0;
+}
+
+static inline bool dial9_runq_totals(const struct task_struct *p,
+				     u64 *delay, u32 *count)
+{
+	*delay = 0;
+	*count = 0;
+	return false;
 }
 #endif
 

@@ -37,11 +37,18 @@ struct dial9_ring {
 
 /*
  * A target entry packs a tgid (low 32 bits) and DIAL9_TARGET_* flags (high
- * 32 bits) so probes on several CPUs can claim free slots with cmpxchg.
- * A zero entry is free.
+ * 32 bits), so a probe reads both in one load.
  */
 #define DIAL9_TGT_TGID(e)	((pid_t)(u32)(e))
-#define DIAL9_TGT_FLAGS(e)	((u32)((e) >> 32))
+#define DIAL9_TGT_FLAGS(e)	((u32)((e) >> 32) & 0x7fffffff)
+
+struct dial9_targets;
+
+/* A thread left out of the session: its tid and start_time (identity). */
+struct dial9_ignored {
+	pid_t tid;
+	u64 start;
+};
 
 struct dial9_session {
 	struct list_head node;		/* dial9_sessions, under RCU */
@@ -54,9 +61,10 @@ struct dial9_session {
 	u32 ring_size;
 	pid_t owner_tgid;
 
-	int targets_used;		/* slots [0, targets_used) may be set */
-	u64 targets[DIAL9_MAX_TARGETS];
+	struct dial9_targets *targets;	/* processes followed (targets.c) */
 	atomic64_t targets_dropped;
+	int nignored;			/* ignored[0, nignored) may be set */
+	struct dial9_ignored ignored[DIAL9_MAX_IGNORED];
 
 	struct dial9_ring **rings;	/* [nr_cpu_ids], NULL if not possible */
 
@@ -76,7 +84,20 @@ bool dial9_ring_readable(struct dial9_ring *r);
 int dial9_probes_init(void);
 int dial9_session_enable(struct dial9_session *s);
 void dial9_session_disable(struct dial9_session *s);
-bool dial9_target_add(struct dial9_session *s, pid_t tgid, u32 flags);
-void dial9_emit_comms(struct dial9_session *s);
+void dial9_emit_comms(struct dial9_session *s, pid_t tgid);
+
+/* targets.c */
+struct dial9_targets *dial9_targets_alloc(void);
+void dial9_targets_free(struct dial9_targets *t);
+int dial9_target_flags(const struct dial9_session *s,
+		       const struct task_struct *p);
+int dial9_target_add(struct dial9_session *s, const struct task_struct *p,
+		     u32 flags);
+void dial9_target_forget(struct dial9_session *s, pid_t tgid, u64 start,
+			 bool any);
+u32 dial9_targets_count(const struct dial9_session *s);
+bool dial9_ignored(const struct dial9_session *s, const struct task_struct *p);
+int dial9_ignore_set(struct dial9_session *s, const struct task_struct *p,
+		     bool remove);
 
 #endif /* DIAL9_CORE_H */

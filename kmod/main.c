@@ -22,7 +22,8 @@
 
 #define DIAL9_FEATURES (DIAL9_FEAT_SWITCH_WAIT | DIAL9_FEAT_SYSTEM_WIDE | \
 			DIAL9_FEAT_FOLLOW_FORK | DIAL9_FEAT_COMM | \
-			DIAL9_FEAT_POLL)
+			DIAL9_FEAT_POLL | DIAL9_FEAT_RUNQ_TOTALS | \
+			DIAL9_FEAT_UNFOLLOWED | DIAL9_FEAT_IGNORE)
 
 static void dial9_wakeup_fn(struct irq_work *work)
 {
@@ -73,7 +74,10 @@ static int dial9_open(struct inode *inode, struct file *file)
 	if (!s)
 		return -ENOMEM;
 	s->rings = kcalloc(nr_cpu_ids, sizeof(*s->rings), GFP_KERNEL);
-	if (!s->rings) {
+	s->targets = dial9_targets_alloc();
+	if (!s->rings || !s->targets) {
+		dial9_targets_free(s->targets);
+		kfree(s->rings);
 		kfree(s);
 		return -ENOMEM;
 	}
@@ -85,7 +89,7 @@ static int dial9_open(struct inode *inode, struct file *file)
 	s->owner_tgid = task_tgid_nr(current);
 	s->events = DIAL9_EV_DEFAULT;
 	s->ring_size = DIAL9_RING_DEFAULT_SIZE;
-	dial9_target_add(s, s->owner_tgid, 0);
+	dial9_target_add(s, current, 0);
 	file->private_data = s;
 	return nonseekable_open(inode, file);
 }
@@ -99,6 +103,7 @@ static int dial9_release(struct inode *inode, struct file *file)
 	dial9_session_disable(s);
 	mutex_unlock(&s->lock);
 	dial9_rings_free(s);
+	dial9_targets_free(s->targets);
 	mutex_destroy(&s->lock);
 	kfree(s);
 	return 0;
@@ -159,13 +164,8 @@ static int dial9_ioc_configure(struct dial9_session *s, void __user *arg)
 	s->events = cfg.events ? cfg.events : DIAL9_EV_DEFAULT;
 	if (cfg.ring_size)
 		s->ring_size = cfg.ring_size;
-	if (cfg.flags & DIAL9_CFG_NO_SELF) {
-		int i;
-
-		for (i = 0; i < DIAL9_MAX_TARGETS; i++)
-			if (DIAL9_TGT_TGID(s->targets[i]) == s->owner_tgid)
-				WRITE_ONCE(s->targets[i], 0);
-	}
+	if (cfg.flags & DIAL9_CFG_NO_SELF)
+		dial9_target_forget(s, s->owner_tgid, 0, true);
 	return 0;
 }
 
@@ -173,8 +173,8 @@ static int dial9_ioc_add_target(struct dial9_session *s, void __user *arg)
 {
 	struct dial9_target t;
 	struct task_struct *task;
-	pid_t tgid;
-	int i, ret;
+	pid_t tgid = 0;
+	int ret;
 
 	ret = dial9_get_struct(&t, sizeof(t), DIAL9_TARGET_SIZE_VER0, arg);
 	if (ret)
@@ -185,29 +185,39 @@ static int dial9_ioc_add_target(struct dial9_session *s, void __user *arg)
 
 	rcu_read_lock();
 	task = pid_task(find_vpid(t.pid), PIDTYPE_PID);
-	tgid = task ? task_tgid_nr(task) : 0;
+	ret = -ESRCH;
+	if (task) {
+		tgid = task_tgid_nr(task);
+		ret = tgid != s->owner_tgid && !s->privileged ? -EPERM :
+		      dial9_target_add(s, task, t.flags);
+	}
 	rcu_read_unlock();
-	if (!tgid)
-		return -ESRCH;
-	if (tgid != s->owner_tgid && !s->privileged)
-		return -EPERM;
+	if (!ret && s->enabled)
+		dial9_emit_comms(s, tgid);
+	return ret;
+}
 
-	for (i = 0; i < DIAL9_MAX_TARGETS; i++) {
-		u64 e = READ_ONCE(s->targets[i]);
+static int dial9_ioc_ignore_thread(struct dial9_session *s, void __user *arg)
+{
+	struct dial9_ignore ig;
+	struct task_struct *task;
+	int ret;
 
-		if (e && DIAL9_TGT_TGID(e) == tgid) {
-			WRITE_ONCE(s->targets[i],
-				   ((u64)t.flags << 32) | (u32)tgid);
-			return 0;
-		}
-	}
-	if (!dial9_target_add(s, tgid, t.flags)) {
-		atomic64_dec(&s->targets_dropped);	/* an error, not a drop */
-		return -ENOSPC;
-	}
-	if (s->enabled)
-		dial9_emit_comms(s);
-	return 0;
+	ret = dial9_get_struct(&ig, sizeof(ig), DIAL9_IGNORE_SIZE_VER0, arg);
+	if (ret)
+		return ret;
+	if (ig.flags & ~DIAL9_IGNORE_REMOVE || ig.reserved ||
+	    ig.tid > PID_MAX_LIMIT)
+		return -EINVAL;
+	rcu_read_lock();
+	task = ig.tid ? pid_task(find_vpid(ig.tid), PIDTYPE_PID) : current;
+	ret = -ESRCH;
+	if (task)
+		ret = task_tgid_nr(task) != s->owner_tgid && !s->privileged ?
+		      -EPERM : dial9_ignore_set(s, task,
+						ig.flags & DIAL9_IGNORE_REMOVE);
+	rcu_read_unlock();
+	return ret;
 }
 
 static int dial9_ioc_get_stats(struct dial9_session *s, void __user *arg)
@@ -233,6 +243,7 @@ static int dial9_ioc_get_stats(struct dial9_session *s, void __user *arg)
 	st.lost = r ? READ_ONCE(r->lost) : 0;
 	st.ring_size = s->ring_size;
 	st.targets_dropped = atomic64_read(&s->targets_dropped);
+	st.targets = dial9_targets_count(s);
 	if (copy_to_user(arg, &st, min_t(size_t, usize, sizeof(st))))
 		return -EFAULT;
 	if (usize > sizeof(st) &&
@@ -272,6 +283,9 @@ static long dial9_ioctl(struct file *file, unsigned int cmd, unsigned long a)
 		break;
 	case DIAL9_IOC_BASE(DIAL9_IOC_GET_STATS):
 		ret = dial9_ioc_get_stats(s, arg);
+		break;
+	case DIAL9_IOC_BASE(DIAL9_IOC_IGNORE_THREAD):
+		ret = dial9_ioc_ignore_thread(s, arg);
 		break;
 	default:
 		ret = -ENOTTY;

@@ -29,18 +29,9 @@ static unsigned int dial9_nr_enabled;
 static __always_inline bool dial9_match(const struct dial9_session *s,
 					const struct task_struct *p)
 {
-	pid_t tgid = p->tgid;
-	int i, n;
-
-	if (s->system_wide)
-		return true;
-	if (!tgid)		/* the idle task */
+	if (!s->system_wide && dial9_target_flags(s, p) < 0)
 		return false;
-	n = READ_ONCE(s->targets_used);
-	for (i = 0; i < n; i++)
-		if (DIAL9_TGT_TGID(READ_ONCE(s->targets[i])) == tgid)
-			return true;
-	return false;
+	return !READ_ONCE(s->nignored) || !dial9_ignored(s, p);
 }
 
 /*
@@ -103,7 +94,8 @@ static void dial9_probe_switch(void *data, bool preempt,
 	struct dial9_rec_switch *rec;
 	struct dial9_session *s;
 	struct dial9_ring *r;
-	u64 now = 0, wait_ns = 0;
+	u64 now = 0, wait_ns = 0, prev_delay = 0, next_delay = 0;
+	u32 prev_count = 0, next_count = 0;
 	u16 flags = 0;
 
 	list_for_each_entry_rcu(s, &dial9_sessions, node) {
@@ -128,6 +120,9 @@ static void dial9_probe_switch(void *data, bool preempt,
 				wait_ns = t > queued ? t - queued : 0;
 				flags |= DIAL9_SWITCH_WAIT_VALID;
 			}
+			if (dial9_runq_totals(prev, &prev_delay, &prev_count) &&
+			    dial9_runq_totals(next, &next_delay, &next_count))
+				flags |= DIAL9_SWITCH_TOTALS;
 			now = ktime_get_mono_fast_ns();
 		}
 		r = dial9_this_ring(s);
@@ -156,6 +151,10 @@ static void dial9_probe_switch(void *data, bool preempt,
 			__task_state_index(prev_state, prev->exit_state) : 0;
 		rec->reserved = 0;
 		rec->next_wait_ns = see_next ? wait_ns : 0;
+		rec->prev_run_delay_ns = see_prev ? prev_delay : 0;
+		rec->next_run_delay_ns = see_next ? next_delay : 0;
+		rec->prev_pcount = see_prev ? prev_count : 0;
+		rec->next_pcount = see_next ? next_count : 0;
 		dial9_commit(s, r);
 	}
 }
@@ -247,19 +246,6 @@ static void dial9_probe_migrate(void *data, struct task_struct *p,
 	}
 }
 
-/* Forget a whole process once its last thread exits (its tgid is reused). */
-static void dial9_target_forget(struct dial9_session *s, pid_t tgid)
-{
-	int i, n = READ_ONCE(s->targets_used);
-
-	for (i = 0; i < n; i++) {
-		u64 e = READ_ONCE(s->targets[i]);
-
-		if (e && DIAL9_TGT_TGID(e) == tgid)
-			cmpxchg64(&s->targets[i], e, 0);
-	}
-}
-
 static void dial9_probe_exit(void *data, struct task_struct *p)
 {
 	bool group_dead = !atomic_read(&p->signal->live);
@@ -287,33 +273,63 @@ static void dial9_probe_exit(void *data, struct task_struct *p)
 			}
 			local_irq_restore(flags);
 		}
-		if (group_dead && !s->system_wide)
-			dial9_target_forget(s, p->tgid);
 	}
+}
+
+/*
+ * The leader's task_struct is freed only after it was reaped, which waits
+ * for every other thread of the group; each task's own last switch comes
+ * before its free.  So no record of the process can follow this.
+ */
+static void dial9_probe_free(void *data, struct task_struct *p)
+{
+	struct dial9_session *s;
+
+	if (p->pid != p->tgid)
+		return;
+	list_for_each_entry_rcu(s, &dial9_sessions, node)
+		if (!s->system_wide)
+			dial9_target_forget(s, p->tgid, p->start_time, false);
+}
+
+/* A child the session cannot follow: say so in the parent CPU's ring. */
+static void dial9_emit_unfollowed(struct dial9_session *s,
+				  struct task_struct *parent,
+				  struct task_struct *child)
+{
+	struct dial9_rec_unfollowed *rec;
+	struct dial9_ring *r;
+	unsigned long flags;
+
+	atomic64_inc(&s->targets_dropped);
+	local_irq_save(flags);
+	r = dial9_this_ring(s);
+	rec = r ? dial9_ring_reserve(r, DIAL9_REC_UNFOLLOWED, sizeof(*rec),
+				     ktime_get_mono_fast_ns()) : NULL;
+	if (rec) {
+		rec->tgid = child->tgid;
+		rec->parent_tgid = parent->tgid;
+		dial9_commit(s, r);
+	}
+	local_irq_restore(flags);
 }
 
 static void dial9_probe_fork(void *data, struct task_struct *parent,
 			     struct task_struct *child)
 {
 	struct dial9_session *s;
-	int i, n;
+	int flags;
 
 	if (child->pid != child->tgid)	/* a new thread, not a process */
 		return;
 	list_for_each_entry_rcu(s, &dial9_sessions, node) {
 		if (s->system_wide)
 			continue;
-		n = READ_ONCE(s->targets_used);
-		for (i = 0; i < n; i++) {
-			u64 e = READ_ONCE(s->targets[i]);
-
-			if (DIAL9_TGT_TGID(e) == parent->tgid &&
-			    (DIAL9_TGT_FLAGS(e) & DIAL9_TARGET_CHILDREN)) {
-				dial9_target_add(s, child->tgid,
-						 DIAL9_TARGET_CHILDREN);
-				break;
-			}
-		}
+		flags = dial9_target_flags(s, parent);
+		if (flags < 0 || !(flags & DIAL9_TARGET_CHILDREN))
+			continue;
+		if (dial9_target_add(s, child, DIAL9_TARGET_CHILDREN))
+			dial9_emit_unfollowed(s, parent, child);
 	}
 }
 
@@ -327,75 +343,36 @@ static void dial9_probe_rename(void *data, struct task_struct *task,
 			dial9_emit_comm(s, task, comm);
 }
 
-bool dial9_target_add(struct dial9_session *s, pid_t tgid, u32 flags)
-{
-	u64 e = ((u64)flags << 32) | (u32)tgid;
-	int i, used;
-
-	for (i = 0; i < DIAL9_MAX_TARGETS; i++) {
-		if (cmpxchg64(&s->targets[i], 0, e) != 0)
-			continue;
-		used = READ_ONCE(s->targets_used);
-		while (used < i + 1) {
-			int old = cmpxchg(&s->targets_used, used, i + 1);
-
-			if (old == used)
-				break;
-			used = old;
-		}
-		return true;
-	}
-	atomic64_inc(&s->targets_dropped);
-	return false;
-}
-
-/* COMM records for the threads of @tgid, or of every task if @tgid is 0. */
-static void dial9_emit_comms_of(struct dial9_session *s, pid_t tgid)
+/*
+ * COMM records of the threads the session records: of process @tgid, or of
+ * every process it follows if @tgid is 0.
+ */
+void dial9_emit_comms(struct dial9_session *s, pid_t tgid)
 {
 	struct task_struct *p, *t;
 	char comm[TASK_COMM_LEN];
 
+	if (!(s->events & DIAL9_EV_COMM))
+		return;
 	rcu_read_lock();
-	if (!tgid) {
-		for_each_process_thread(p, t) {
+	for_each_process(p) {
+		if ((tgid && p->tgid != tgid) ||
+		    (!s->system_wide && dial9_target_flags(s, p) < 0))
+			continue;
+		for_each_thread(p, t) {
+			if (dial9_ignored(s, t))
+				continue;
 			get_task_comm(comm, t);
 			dial9_emit_comm(s, t, comm);
-		}
-	} else {
-		p = pid_task(find_pid_ns(tgid, &init_pid_ns), PIDTYPE_TGID);
-		if (p) {
-			for_each_thread(p, t) {
-				get_task_comm(comm, t);
-				dial9_emit_comm(s, t, comm);
-			}
 		}
 	}
 	rcu_read_unlock();
 }
 
-/* Names of the tasks a session records, at enable time. */
-void dial9_emit_comms(struct dial9_session *s)
-{
-	int i, n = READ_ONCE(s->targets_used);
-
-	if (!(s->events & DIAL9_EV_COMM))
-		return;
-	if (s->system_wide) {
-		dial9_emit_comms_of(s, 0);
-		return;
-	}
-	for (i = 0; i < n; i++) {
-		pid_t tgid = DIAL9_TGT_TGID(READ_ONCE(s->targets[i]));
-
-		if (tgid)
-			dial9_emit_comms_of(s, tgid);
-	}
-}
-
 /*
  * A tracepoint is attached only while an enabled session wants one of its
  * events (every call costs ~100 instructions even when nothing matches);
- * exit and fork always, as they keep the target tables right.
+ * fork and free always, as they keep the target tables right, and exit.
  */
 struct dial9_tp {
 	const char *name;
@@ -414,6 +391,7 @@ static struct dial9_tp dial9_tps[] = {
 	{ "sched_migrate_task", dial9_probe_migrate, DIAL9_EV_MIGRATE },
 	{ "sched_process_exit", dial9_probe_exit, 0 },
 	{ "sched_process_fork", dial9_probe_fork, 0 },
+	{ "sched_process_free", dial9_probe_free, 0 },
 	{ "task_rename", dial9_probe_rename, DIAL9_EV_COMM },
 };
 
@@ -497,7 +475,7 @@ int dial9_session_enable(struct dial9_session *s)
 out_unlock:
 	mutex_unlock(&dial9_reg_lock);
 	if (!ret)
-		dial9_emit_comms(s);
+		dial9_emit_comms(s, 0);
 	return ret;
 }
 

@@ -19,7 +19,10 @@
 
 static_assert(sizeof(struct dial9_rec_header) == 16);
 static_assert(sizeof(struct dial9_rec_lost) == 24);
-static_assert(sizeof(struct dial9_rec_switch) == 56);
+static_assert(sizeof(struct dial9_rec_switch) == 80);
+static_assert(offsetof(struct dial9_rec_switch, prev_run_delay_ns) ==
+	      DIAL9_REC_SWITCH_SIZE_VER0);
+static_assert(sizeof(struct dial9_rec_unfollowed) == 24);
 static_assert(sizeof(struct dial9_rec_wake) == 40);
 static_assert(sizeof(struct dial9_rec_migrate) == 32);
 static_assert(sizeof(struct dial9_rec_exit) == 24);

@@ -25,7 +25,9 @@
 
 _Static_assert(sizeof(struct dial9_rec_header) == 16, "header");
 _Static_assert(sizeof(struct dial9_rec_lost) == 24, "lost");
-_Static_assert(sizeof(struct dial9_rec_switch) == 56, "switch");
+_Static_assert(sizeof(struct dial9_rec_switch) == 80, "switch");
+_Static_assert(sizeof(struct dial9_rec_unfollowed) == 24, "unfollowed");
+_Static_assert(sizeof(struct dial9_ignore) == DIAL9_IGNORE_SIZE_VER0, "ignore");
 _Static_assert(sizeof(struct dial9_rec_wake) == 40, "wake");
 _Static_assert(sizeof(struct dial9_rec_migrate) == 32, "migrate");
 _Static_assert(sizeof(struct dial9_rec_exit) == 24, "exit");
@@ -224,6 +226,33 @@ static inline int d9_drain(struct d9 *d, struct d9_recs *out)
 	for (const struct dial9_rec_header *r = (const void *)(recs)->buf; \
 	     (const unsigned char *)r < (recs)->buf + (recs)->len;	\
 	     r = (const void *)((const unsigned char *)r + r->size))
+
+static inline int d9_cmp_time(const void *a, const void *b)
+{
+	const struct dial9_rec_header *x = *(const void *const *)a;
+	const struct dial9_rec_header *y = *(const void *const *)b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x < y ? -1 : x > y;	/* one CPU's order */
+}
+
+/*
+ * The records of every CPU merged in time order: an array of @recs->count
+ * pointers into @recs, to free().  NULL on ENOMEM.
+ */
+static inline const struct dial9_rec_header **d9_sorted(const struct d9_recs *recs)
+{
+	const struct dial9_rec_header **v = calloc(recs->count + 1, sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return NULL;
+	d9_for_each(r, recs)
+		v[n++] = r;
+	qsort(v, n, sizeof(*v), d9_cmp_time);
+	return v;
+}
 
 static inline void d9_recs_free(struct d9_recs *r)
 {

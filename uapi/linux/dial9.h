@@ -56,14 +56,24 @@
 #define DIAL9_FEAT_FOLLOW_FORK	(1ULL << 2)	/* DIAL9_TARGET_CHILDREN */
 #define DIAL9_FEAT_COMM		(1ULL << 3)	/* COMM records */
 #define DIAL9_FEAT_POLL		(1ULL << 4)	/* poll() with a watermark */
+#define DIAL9_FEAT_RUNQ_TOTALS	(1ULL << 5)	/* switch *_run_delay_ns, *_pcount */
+#define DIAL9_FEAT_UNFOLLOWED	(1ULL << 6)	/* UNFOLLOWED records */
+#define DIAL9_FEAT_IGNORE	(1ULL << 7)	/* DIAL9_IOC_IGNORE_THREAD */
 
 /* Sizes of the data area of one CPU's ring. */
 #define DIAL9_RING_DEFAULT_SIZE	(256U * 1024)
 #define DIAL9_RING_MIN_SIZE	4096U
 #define DIAL9_RING_MAX_SIZE	(64U * 1024 * 1024)
 
-/* Most processes one session can target with DIAL9_IOC_ADD_TARGET. */
-#define DIAL9_MAX_TARGETS	64
+/*
+ * Most processes one session follows at once (ADD_TARGET and children
+ * together).  A process is forgotten once its last thread is gone (after
+ * its last switch), and it is followed by identity, not by number: a
+ * process that reuses a followed tgid is not followed.  A child that does
+ * not fit is counted in targets_dropped and reported by an UNFOLLOWED
+ * record; ADD_TARGET fails with -ENOSPC.
+ */
+#define DIAL9_MAX_TARGETS	4096
 
 /* mmap() offsets: the control page and the data area of one CPU. */
 #define DIAL9_MMAP_CTRL(cpu)	(((__u64)(cpu) * 2) << 32)
@@ -128,6 +138,25 @@ struct dial9_target {
 };
 #define DIAL9_TARGET_SIZE_VER0	16
 
+/*
+ * Leave one thread out of the session, as if it were not a target (a
+ * recorder's own threads, whose switches would otherwise fill an idle
+ * process's trace): its side of a record is shown as a foreign task.
+ * tid 0 is the calling thread; it must belong to a process the session
+ * may see.  At most DIAL9_MAX_IGNORED threads (-ENOSPC); followed by
+ * identity, so a thread that reuses the tid is recorded.
+ */
+#define DIAL9_MAX_IGNORED	8
+#define DIAL9_IGNORE_REMOVE	(1U << 0)	/* record it again */
+
+struct dial9_ignore {
+	__u32 size;		/* sizeof(struct dial9_ignore) */
+	__u32 flags;		/* DIAL9_IGNORE_* */
+	__u32 tid;		/* in the caller's pid namespace; 0: caller */
+	__u32 reserved;		/* zero */
+};
+#define DIAL9_IGNORE_SIZE_VER0	16
+
 /* Counters of one CPU's ring; set cpu, the kernel fills in the rest. */
 struct dial9_ring_stats {
 	__u32 size;		/* sizeof(struct dial9_ring_stats) */
@@ -136,7 +165,9 @@ struct dial9_ring_stats {
 	__u64 lost;		/* records dropped because the ring was full */
 	__u64 ring_size;	/* data bytes */
 	__u64 targets_dropped;	/* children not followed: target table full */
-	__u64 reserved[3];
+	/* Processes followed now (session-wide, like targets_dropped). */
+	__u64 targets;
+	__u64 reserved[2];
 };
 #define DIAL9_RING_STATS_SIZE_VER0	64
 
@@ -148,6 +179,7 @@ struct dial9_ring_stats {
 #define DIAL9_IOC_ENABLE	_IO(DIAL9_IOC_MAGIC, 0x03)
 #define DIAL9_IOC_DISABLE	_IO(DIAL9_IOC_MAGIC, 0x04)
 #define DIAL9_IOC_GET_STATS	_IOWR(DIAL9_IOC_MAGIC, 0x05, struct dial9_ring_stats)
+#define DIAL9_IOC_IGNORE_THREAD	_IOW(DIAL9_IOC_MAGIC, 0x06, struct dial9_ignore)
 
 /*
  * The control page of one CPU's ring.  The first cache line is written by
@@ -181,6 +213,7 @@ enum dial9_record_type {
 	DIAL9_REC_MIGRATE	= 6,
 	DIAL9_REC_EXIT		= 7,
 	DIAL9_REC_COMM		= 8,
+	DIAL9_REC_UNFOLLOWED	= 9,	/* a child the session cannot follow */
 	DIAL9_REC_MAX
 };
 
@@ -207,7 +240,31 @@ struct dial9_rec_lost {
 #define DIAL9_SWITCH_WAIT_VALID	(1U << 2)	/* next_wait_ns is known */
 #define DIAL9_SWITCH_PREV_TARGET (1U << 3)	/* prev is a task recorded */
 #define DIAL9_SWITCH_NEXT_TARGET (1U << 4)	/* next is a task recorded */
+#define DIAL9_SWITCH_TOTALS	(1U << 5)	/* *_run_delay_ns, *_pcount valid */
 
+/*
+ * A switch.  next_wait_ns is how long next waited on this CPU: a task the
+ * load balancer moved while it waited restarts that clock on the new CPU.
+ * The cumulative fields are the scheduler's own per-task totals (what
+ * /proc/<pid>/task/<tid>/schedstat shows as its second and third fields):
+ * for prev, as they stand while it runs (its totals after its last
+ * switch-in); for next, as they stand before this switch-in is counted,
+ * so they include the parts of the current wait spent on other CPUs.  A
+ * reader takes differences of them between two records of one task, which
+ * are exact whatever was lost in between:
+ *
+ *   whole current wait = next_run_delay_ns - prev_run_delay_ns at the
+ *                        task's last switch-out + next_wait_ns,
+ *                        if next_pcount equals prev_pcount there
+ *   totals after it    = next_run_delay_ns + next_wait_ns and
+ *                        next_pcount + 1   (WAIT_VALID set), else unchanged
+ *
+ * next_wait_ns ends at this tracepoint while the kernel ends the wait at
+ * its runqueue clock update a little earlier, so a total reconstructed
+ * from switch-ins can exceed the kernel's by that much per wait; the
+ * prev_* values of a switch-out are the kernel's figures exactly.  A
+ * redacted side has its totals zero; pcount is the low 32 bits.
+ */
 struct dial9_rec_switch {
 	struct dial9_rec_header hdr;
 	__u32 prev_tid;
@@ -219,7 +276,13 @@ struct dial9_rec_switch {
 	__u32 prev_state;	/* DIAL9_STATE_* */
 	__u32 reserved;		/* zero */
 	__u64 next_wait_ns;	/* how long next waited runnable before now */
+	/* DIAL9_FEAT_RUNQ_TOTALS: records of older modules end here (56). */
+	__u64 prev_run_delay_ns;
+	__u64 next_run_delay_ns;
+	__u32 prev_pcount;
+	__u32 next_pcount;
 };
+#define DIAL9_REC_SWITCH_SIZE_VER0	56
 
 /*
  * dial9_rec_switch.prev_state: what prev was switched out for, as in
@@ -274,6 +337,17 @@ struct dial9_rec_comm {
 	__u32 tid;
 	__u32 tgid;
 	char comm[16];		/* NUL-padded */
+};
+
+/*
+ * A process forked by a followed process, with DIAL9_TARGET_CHILDREN, that
+ * the session could not follow (DIAL9_MAX_TARGETS): none of its records
+ * will be written.  Written on the CPU that ran the fork.
+ */
+struct dial9_rec_unfollowed {
+	struct dial9_rec_header hdr;
+	__u32 tgid;		/* the child */
+	__u32 parent_tgid;
 };
 
 #endif /* _UAPI_LINUX_DIAL9_H */

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dial9 targets: the processes a session follows, and the threads it
+ * leaves out.
+ *
+ * The probes look a task's process up on every switch, wake-up and
+ * migration of every CPU, so the lookup is lock-free and short: an open
+ * addressing hash of tgids, probed linearly for at most DIAL9_TGT_PROBES
+ * slots.  Writers (ADD_TARGET, fork, the free of a process's last task)
+ * are rare and take a spinlock.  Each entry also holds the identity of the
+ * process (its leader's start_time), so a process that reuses a followed
+ * tgid does not match.
+ *
+ * A process is forgotten when its leader's task_struct is freed
+ * (sched_process_free, from RCU after the leader was reaped): by then every
+ * thread of it has made its last switch, which sched_process_exit is too
+ * early for (an exiting task is still scheduled for a while after it).
+ */
+#include <linux/hash.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/vmalloc.h>
+#include "dial9_core.h"
+
+#define DIAL9_TGT_BITS		13	/* 2 x DIAL9_MAX_TARGETS slots */
+#define DIAL9_TGT_SLOTS		(1U << DIAL9_TGT_BITS)
+#define DIAL9_TGT_MASK		(DIAL9_TGT_SLOTS - 1)
+#define DIAL9_TGT_PROBES	32
+/* A removed entry: its tgid (low 32 bits) is 0, which never matches. */
+#define DIAL9_TGT_TOMB		(1ULL << 63)
+
+static_assert(DIAL9_TGT_SLOTS >= 2 * DIAL9_MAX_TARGETS);
+
+struct dial9_targets {
+	spinlock_t lock;		/* writers */
+	u32 live;			/* entries in use */
+	u64 key[DIAL9_TGT_SLOTS];	/* tgid | flags << 32; 0 free; TOMB */
+	u64 start[DIAL9_TGT_SLOTS];	/* its leader's start_time */
+};
+
+struct dial9_targets *dial9_targets_alloc(void)
+{
+	struct dial9_targets *t = vzalloc(sizeof(*t));
+
+	if (t)
+		spin_lock_init(&t->lock);
+	return t;
+}
+
+void dial9_targets_free(struct dial9_targets *t)
+{
+	vfree(t);
+}
+
+/* The identity of @p's process: a reused tgid has a later start. */
+static inline u64 dial9_process_start(const struct task_struct *p)
+{
+	return READ_ONCE(p->group_leader)->start_time;
+}
+
+/* The slot of (@tgid, @start), or -1.  Lock-free. */
+static int dial9_tgt_slot(const struct dial9_targets *t, pid_t tgid, u64 start)
+{
+	u32 h = hash_32((u32)tgid, DIAL9_TGT_BITS), i;
+
+	for (i = 0; i < DIAL9_TGT_PROBES; i++) {
+		u32 slot = (h + i) & DIAL9_TGT_MASK;
+		/* Acquire: the start written before the key is seen. */
+		u64 e = smp_load_acquire(&t->key[slot]);
+
+		if (!e)
+			return -1;
+		if (DIAL9_TGT_TGID(e) == tgid)
+			return READ_ONCE(t->start[slot]) == start ? slot : -1;
+	}
+	return -1;
+}
+
+/* The DIAL9_TARGET_* flags of @p's process if it is followed, else -1. */
+int dial9_target_flags(const struct dial9_session *s,
+		       const struct task_struct *p)
+{
+	const struct dial9_targets *t = s->targets;
+	int slot;
+
+	if (!p->tgid || !READ_ONCE(t->live))
+		return -1;
+	slot = dial9_tgt_slot(t, p->tgid, dial9_process_start(p));
+	return slot < 0 ? -1 : (int)DIAL9_TGT_FLAGS(READ_ONCE(t->key[slot]));
+}
+
+/*
+ * Follow @p's process with @flags (or update its flags).  -ENOSPC when
+ * DIAL9_MAX_TARGETS are followed or its probe window is full.  Any context.
+ */
+int dial9_target_add(struct dial9_session *s, const struct task_struct *p,
+		     u32 flags)
+{
+	struct dial9_targets *t = s->targets;
+	pid_t tgid = p->tgid;
+	u64 start = dial9_process_start(p);
+	u64 e = ((u64)flags << 32) | (u32)tgid;
+	u32 h = hash_32((u32)tgid, DIAL9_TGT_BITS), i;
+	unsigned long irqflags;
+	int free_slot = -1, ret = -ENOSPC;
+
+	spin_lock_irqsave(&t->lock, irqflags);
+	for (i = 0; i < DIAL9_TGT_PROBES; i++) {
+		u32 slot = (h + i) & DIAL9_TGT_MASK;
+		u64 cur = t->key[slot];
+
+		if (cur == DIAL9_TGT_TOMB || !cur) {
+			if (free_slot < 0)
+				free_slot = slot;
+			if (!cur)
+				break;
+			continue;
+		}
+		if (DIAL9_TGT_TGID(cur) != tgid)
+			continue;
+		/* This process, or a dead one's entry not yet freed. */
+		WRITE_ONCE(t->start[slot], start);
+		/* Release: pairs with the acquire in dial9_tgt_slot(). */
+		smp_store_release(&t->key[slot], e);
+		ret = 0;
+		goto out_unlock;
+	}
+	if (free_slot >= 0 && t->live < DIAL9_MAX_TARGETS) {
+		WRITE_ONCE(t->start[free_slot], start);
+		/* Release: pairs with the acquire in dial9_tgt_slot(). */
+		smp_store_release(&t->key[free_slot], e);
+		WRITE_ONCE(t->live, t->live + 1);
+		ret = 0;
+	}
+out_unlock:
+	spin_unlock_irqrestore(&t->lock, irqflags);
+	return ret;
+}
+
+/*
+ * Stop following @tgid: the process of identity @start, or whichever
+ * process holds the tgid if @any.  Any context.
+ */
+void dial9_target_forget(struct dial9_session *s, pid_t tgid, u64 start,
+			 bool any)
+{
+	struct dial9_targets *t = s->targets;
+	u32 h = hash_32((u32)tgid, DIAL9_TGT_BITS), i;
+	unsigned long irqflags;
+
+	spin_lock_irqsave(&t->lock, irqflags);
+	for (i = 0; i < DIAL9_TGT_PROBES; i++) {
+		u32 slot = (h + i) & DIAL9_TGT_MASK, j;
+		u64 cur = t->key[slot];
+
+		if (!cur)
+			break;
+		if (DIAL9_TGT_TGID(cur) != tgid)
+			continue;
+		if (!any && t->start[slot] != start)
+			break;
+		WRITE_ONCE(t->key[slot], DIAL9_TGT_TOMB);
+		WRITE_ONCE(t->live, t->live - 1);
+		/* Tombstones that end a chain become free again. */
+		for (j = slot; !t->key[(j + 1) & DIAL9_TGT_MASK] &&
+		     t->key[j] == DIAL9_TGT_TOMB; j = (j - 1) & DIAL9_TGT_MASK)
+			WRITE_ONCE(t->key[j], 0);
+		break;
+	}
+	spin_unlock_irqrestore(&t->lock, irqflags);
+}
+
+u32 dial9_targets_count(const struct dial9_session *s)
+{
+	return READ_ONCE(s->targets->live);
+}
+
+/* Whether @p is a thread the session leaves out.  Lock-free. */
+bool dial9_ignored(const struct dial9_session *s, const struct task_struct *p)
+{
+	/* Acquire: pairs with the releases in dial9_ignore_set(). */
+	int i, n = smp_load_acquire(&s->nignored);
+
+	for (i = 0; i < n; i++)
+		/* Acquire: the start written before the tid is seen. */
+		if (smp_load_acquire(&s->ignored[i].tid) == p->pid &&
+		    READ_ONCE(s->ignored[i].start) == p->start_time)
+			return true;
+	return false;
+}
+
+/*
+ * Leave @p out (or record it again if @remove).  Caller holds s->lock, so
+ * writers are serialized; probes may read the array meanwhile, and an
+ * entry is published (tid last) or retired (tid first) in one store.
+ */
+int dial9_ignore_set(struct dial9_session *s, const struct task_struct *p,
+		     bool remove)
+{
+	int i, n = s->nignored, free_slot = -1;
+
+	for (i = 0; i < n; i++) {
+		if (s->ignored[i].tid == p->pid &&
+		    s->ignored[i].start == p->start_time) {
+			if (remove)
+				WRITE_ONCE(s->ignored[i].tid, 0);
+			return 0;
+		}
+		if (!s->ignored[i].tid && free_slot < 0)
+			free_slot = i;
+	}
+	if (remove)
+		return -ENOENT;
+	if (free_slot < 0) {
+		if (n == DIAL9_MAX_IGNORED)
+			return -ENOSPC;
+		free_slot = n;
+	}
+	WRITE_ONCE(s->ignored[free_slot].start, p->start_time);
+	/* Release: pairs with the acquires in dial9_ignored(). */
+	smp_store_release(&s->ignored[free_slot].tid, p->pid);
+	if (free_slot == n)
+		/* Release: the entry is whole before it is in range. */
+		smp_store_release(&s->nignored, n + 1);
+	return 0;
+}
