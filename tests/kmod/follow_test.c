@@ -8,8 +8,12 @@
 #include <sys/wait.h>
 #include "kselftest_harness.h"
 
-/* Slack between the kernel's runqueue clock and the tracepoint's. */
-#define CLOCK_SLACK_NS(ns)	(200000ull + (ns) / 50)
+/*
+ * Slack between the kernel's runqueue clock and the tracepoint's: the rq
+ * clock is not updated on every __schedule() (rq_clock_skip_update()),
+ * and under emulation it lags by up to about a millisecond.
+ */
+#define CLOCK_SLACK_NS(ns)	(1000000ull + (ns) / 20)
 
 struct pp {
 	int to_w[2], to_m[2];
@@ -229,13 +233,14 @@ TEST(migrated_wait_is_whole)
 			EXPECT_LE(w, gap + CLOCK_SLACK_NS(gap));
 			EXPECT_GE(w + CLOCK_SLACK_NS(gap), gap);
 			whole++;
-			if (sw->hdr.cpu != out->hdr.cpu && before)
+			/* Most of it was spent on the CPU it left. */
+			if (sw->hdr.cpu != out->hdr.cpu && before > gap / 2)
 				moved_part++;
 		}
 		out = sw;
 	}
 	free(sorted);
-	TH_LOG("%d whole waits, %d with a part before a migration", whole,
+	TH_LOG("%d whole waits, %d mostly before a migration", whole,
 	       moved_part);
 	EXPECT_LE(10, whole);
 	EXPECT_LE(1, moved_part);
