@@ -7,6 +7,7 @@
  * other processes that the kernel redacted stay 4294967295.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <linux/dial9.h>
 
@@ -24,18 +25,21 @@ enum {
 	KT_LOST,
 	KT_COMM,
 	KT_SCHEDSTAT,
+	KT_UNFOLLOWED,
 	KT_NTYPES
 };
 
 static const struct dial9_field f_out[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
 	{ "state", DIAL9_U64 }, { "preempted", DIAL9_BOOL },
-	{ "next_tid", DIAL9_U64 },
+	{ "next_tid", DIAL9_U64 }, { "runq_total_ns", DIAL9_U64 },
+	{ "runq_count", DIAL9_U64 }, { "totals_known", DIAL9_BOOL },
 };
 static const struct dial9_field f_in[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
 	{ "runq_delay_ns", DIAL9_U64 }, { "delay_known", DIAL9_BOOL },
-	{ "prev_tid", DIAL9_U64 },
+	{ "prev_tid", DIAL9_U64 }, { "runq_total_ns", DIAL9_U64 },
+	{ "runq_count", DIAL9_U64 }, { "totals_known", DIAL9_BOOL },
 };
 static const struct dial9_field f_waking[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
@@ -65,14 +69,17 @@ static const struct dial9_field f_sstat[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "run_ns", DIAL9_U64 },
 	{ "runq_delay_ns", DIAL9_U64 }, { "timeslices", DIAL9_U64 },
 };
+static const struct dial9_field f_unfollowed[] = {
+	{ "pid", DIAL9_U64 }, { "parent_pid", DIAL9_U64 },
+};
 
 static const struct {
 	const char *name;
 	const struct dial9_field *f;
 	uint32_t n;
 } kt_types[KT_NTYPES] = {
-	[KT_SWITCH_OUT] = { "sched.switch_out", f_out, 6 },
-	[KT_SWITCH_IN] = { "sched.switch_in", f_in, 6 },
+	[KT_SWITCH_OUT] = { "sched.switch_out", f_out, 9 },
+	[KT_SWITCH_IN] = { "sched.switch_in", f_in, 9 },
 	[KT_WAKING] = { "sched.waking", f_waking, 6 },
 	[KT_WAKEUP] = { "sched.wakeup", f_wakeup, 5 },
 	[KT_MIGRATE] = { "sched.migrate", f_migrate, 4 },
@@ -80,6 +87,7 @@ static const struct {
 	[KT_LOST] = { "sched.lost", f_lost, 2 },
 	[KT_COMM] = { "sched.comm", f_comm, 3 },
 	[KT_SCHEDSTAT] = { "sched.schedstat", f_sstat, 5 },
+	[KT_UNFOLLOWED] = { "sched.unfollowed", f_unfollowed, 2 },
 };
 
 int d9_ktrace_begin(struct d9_ktrace *kt)
@@ -117,13 +125,18 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 	const struct dial9_rec_exit *ex = (const void *)h;
 	const struct dial9_rec_lost *lo = (const void *)h;
 	const struct dial9_rec_comm *cm = (const void *)h;
-	struct dial9_value v[6];
+	const struct dial9_rec_unfollowed *uf = (const void *)h;
+	struct dial9_value v[9];
+	bool totals;
 	int ret = 0;
 
 	switch (h->type) {
 	case DIAL9_REC_SWITCH:
-		if (h->size < sizeof(*sw))
+		/* An older module's record ends before the totals. */
+		if (h->size < DIAL9_REC_SWITCH_SIZE_VER0)
 			return -EPROTO;
+		totals = h->size >= sizeof(*sw) &&
+			 (h->flags & DIAL9_SWITCH_TOTALS);
 		/* Only the recorded tasks get switch events of their own. */
 		if ((h->flags & DIAL9_SWITCH_PREV_TARGET) && sw->prev_tid &&
 		    sw->prev_tid != DIAL9_TID_REDACTED) {
@@ -133,6 +146,9 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 			v[3] = dial9_u64(sw->prev_state);
 			v[4] = dial9_bool(h->flags & DIAL9_SWITCH_PREV_RUNNABLE);
 			v[5] = dial9_u64(sw->next_tid);
+			v[6] = dial9_u64(totals ? sw->prev_run_delay_ns : 0);
+			v[7] = dial9_u64(totals ? sw->prev_pcount : 0);
+			v[8] = dial9_bool(totals);
 			ret = emit(kt, KT_SWITCH_OUT, h->time_ns, v);
 		}
 		if (!ret && (h->flags & DIAL9_SWITCH_NEXT_TARGET) &&
@@ -143,6 +159,9 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 			v[3] = dial9_u64(sw->next_wait_ns);
 			v[4] = dial9_bool(h->flags & DIAL9_SWITCH_WAIT_VALID);
 			v[5] = dial9_u64(sw->prev_tid);
+			v[6] = dial9_u64(totals ? sw->next_run_delay_ns : 0);
+			v[7] = dial9_u64(totals ? sw->next_pcount : 0);
+			v[8] = dial9_bool(totals);
 			ret = emit(kt, KT_SWITCH_IN, h->time_ns, v);
 		}
 		return ret;
@@ -197,6 +216,12 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		v[2].str.ptr = cm->comm;
 		v[2].str.len = strnlen(cm->comm, sizeof(cm->comm));
 		return emit(kt, KT_COMM, h->time_ns, v);
+	case DIAL9_REC_UNFOLLOWED:
+		if (h->size < sizeof(*uf))
+			return -EPROTO;
+		v[0] = dial9_u64(uf->tgid);
+		v[1] = dial9_u64(uf->parent_tgid);
+		return emit(kt, KT_UNFOLLOWED, h->time_ns, v);
 	case D9_REC_SCHEDSTAT: {
 		const struct d9_rec_schedstat *ss = (const void *)h;
 

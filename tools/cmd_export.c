@@ -181,6 +181,7 @@ static int write_thread(struct out *o, const struct timeline *tl, uint32_t ti,
 				"", "thread_state_running",
 				"thread_state_runnable",
 				"thread_state_sleeping",
+				"thread_state_unknown",
 			};
 
 			fprintf(o->f, ",\"name\":\"%s\",\"cat\":\"sched\",\"cname\":\"%s\"",

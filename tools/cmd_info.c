@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmd_info.c - dial9 info TRACE...: per segment its metadata, events by
- * type, time range, batches and losses; then totals.
+ * cmd_info.c - dial9 info TRACE...: first what was lost (scheduler
+ * records per CPU with the time window of each loss, application events,
+ * processes the kernel could not follow), then per segment its metadata,
+ * events by type, time range, batches and losses; then totals.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,6 +11,10 @@
 #include <time.h>
 
 #include "cli.h"
+#include "sched_read.h"
+
+static FILE *o;			/* the body, printed after the losses */
+static struct sched_stats losses;	/* of all files */
 
 struct type_count {
 	char *name;
@@ -19,6 +25,7 @@ struct summary {
 	struct type_count *types;
 	size_t ntypes;
 	uint64_t events, lost, batches, streams, bytes;
+	uint64_t sched_lost, sched_windows;
 	uint64_t first, last;
 	uint64_t mono, real; /* a clock sync pair, 0 if none */
 };
@@ -50,6 +57,8 @@ static void merge(struct summary *into, const struct summary *s)
 		into->last = s->last;
 	into->events += s->events;
 	into->lost += s->lost;
+	into->sched_lost += s->sched_lost;
+	into->sched_windows += s->sched_windows;
 	into->batches += s->batches;
 	into->streams += s->streams;
 	into->bytes += s->bytes;
@@ -77,7 +86,7 @@ static int cmp_type(const void *a, const void *b)
 
 static void print_time(const char *label, uint64_t ts, const struct summary *s)
 {
-	printf("  %-8s %llu ns", label, (unsigned long long)ts);
+	fprintf(o, "  %-8s %llu ns", label, (unsigned long long)ts);
 	if (s->real) {
 		int64_t wall = (int64_t)s->real + (int64_t)(ts - s->mono);
 		time_t sec = (time_t)(wall / 1000000000);
@@ -86,40 +95,82 @@ static void print_time(const char *label, uint64_t ts, const struct summary *s)
 
 		gmtime_r(&sec, &tm);
 		strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-		printf("  (%s.%09lldZ)", buf, (long long)(wall % 1000000000));
+		fprintf(o, "  (%s.%09lldZ)", buf, (long long)(wall % 1000000000));
 	}
-	printf("\n");
+	fprintf(o, "\n");
 }
 
 static void print_summary(const struct summary *s)
 {
-	printf("  events   %llu in %llu batches (%llu streams), %llu bytes",
+	fprintf(o, "  events   %llu in %llu batches (%llu streams), %llu bytes",
 	       (unsigned long long)s->events, (unsigned long long)s->batches,
 	       (unsigned long long)s->streams, (unsigned long long)s->bytes);
 	if (s->events)
-		printf(", %.1f bytes/event", (double)s->bytes / (double)s->events);
-	printf("\n  lost     %llu events\n", (unsigned long long)s->lost);
+		fprintf(o, ", %.1f bytes/event", (double)s->bytes / (double)s->events);
+	fprintf(o, "\n  lost     %llu events (application), %llu scheduler records in %llu windows\n",
+		(unsigned long long)s->lost,
+		(unsigned long long)s->sched_lost,
+		(unsigned long long)s->sched_windows);
 	if (s->events) {
 		print_time("first", s->first, s);
 		print_time("last", s->last, s);
-		printf("  span     %.6f s\n", (double)(s->last - s->first) / 1e9);
+		fprintf(o, "  span     %.6f s\n", (double)(s->last - s->first) / 1e9);
 	}
 	qsort(s->types, s->ntypes, sizeof(*s->types), cmp_type);
 	for (size_t i = 0; i < s->ntypes; i++)
-		printf("  %12llu  %s\n", (unsigned long long)s->types[i].n,
+		fprintf(o, "  %12llu  %s\n", (unsigned long long)s->types[i].n,
 		       s->types[i].name);
+}
+
+/* Losses, and the times of each CPU's events (where windows start). */
+static int sched_event(struct summary *s, struct sched_fields *cache,
+		       unsigned int *ncache, const struct dial9_record *r,
+		       uint32_t src)
+{
+	struct sched_fields *f = NULL;
+	uint64_t lost = losses.lost;
+	int ret = 0;
+
+	for (unsigned int i = 0; i < *ncache && !f; i++)
+		if (cache[i].schema == r->schema)
+			f = &cache[i];
+	if (!f) {
+		f = &cache[*ncache < 8 ? (*ncache)++ : 7];
+		sched_fields_lookup(f, r->schema);
+	}
+	switch (f->kind) {
+	case SK_LOST:
+		s->sched_windows++;
+		/* fall through */
+	case SK_UNFOLLOWED:
+		ret = sched_feed(&losses, f, r, src);
+		break;
+	case SK_APP_LOST:
+		s->lost += sched_fu64(r, f->events);
+		losses.lost_app += sched_fu64(r, f->events);
+		break;
+	default:
+		if (f->cpu >= 0)
+			ret = sched_stats_cpu_seen(&losses, src,
+				(uint32_t)sched_fu64(r, f->cpu), r->ts_ns);
+	}
+	s->sched_lost += losses.lost - lost;
+	return ret;
 }
 
 static int info_file(const char *path, struct summary *s)
 {
+	struct sched_fields cache[8];
+	unsigned int ncache = 0;
 	struct cli_file f;
 	struct dial9_decoder *d;
 	struct dial9_record r;
+	uint32_t src = 0;
 	int ret = cli_map(path, &f);
 
 	if (ret)
 		return ret;
-	printf("%s\n", path);
+	fprintf(o, "%s\n", path);
 	s->bytes = f.len;
 	ret = dial9_decoder_new(&d, f.data, f.len);
 	if (ret) {
@@ -130,6 +181,7 @@ static int info_file(const char *path, struct summary *s)
 		switch (r.kind) {
 		case DIAL9_REC_STREAM:
 			s->streams++;
+			ncache = 0;	/* schemas are per stream */
 			break;
 		case DIAL9_REC_BATCH_END:
 			s->batches++;
@@ -141,8 +193,12 @@ static int info_file(const char *path, struct summary *s)
 			}
 			break;
 		case DIAL9_REC_METADATA:
+			ret = sched_meta_source(&losses, &r);
+			if (ret < 0)
+				goto out;
+			src = (uint32_t)ret;
 			for (unsigned int i = 0; i < r.nkv; i++)
-				printf("  %.*s = %.*s\n", (int)r.kv[i].key_len,
+				fprintf(o, "  %.*s = %.*s\n", (int)r.kv[i].key_len,
 				       r.kv[i].key, (int)r.kv[i].value_len,
 				       r.kv[i].value);
 			break;
@@ -153,17 +209,19 @@ static int info_file(const char *path, struct summary *s)
 				s->last = r.ts_ns;
 			s->events++;
 			count_type(s, r.schema->name);
-			if (!strcmp(r.schema->name, "dial9.lost")) {
-				const struct dial9_value *v =
-					dial9_record_field(&r, "events");
-
-				if (v && v->type == DIAL9_U64)
-					s->lost += v->u64;
+			if (!strncmp(r.schema->name, "sched.", 6) ||
+			    !strcmp(r.schema->name, "dial9.lost")) {
+				ret = sched_event(s, cache, &ncache, &r, src);
+				if (ret)
+					goto out;
 			}
 			break;
 		}
 	}
-	if (ret < 0)
+out:
+	if (ret == -ENOMEM)
+		fprintf(stderr, "dial9: %s: out of memory\n", path);
+	else if (ret < 0)
 		cli_decode_error(path, ret, dial9_decoder_offset(d));
 	dial9_decoder_free(d);
 	cli_unmap(&f);
@@ -173,6 +231,8 @@ static int info_file(const char *path, struct summary *s)
 int cmd_info(int argc, char **argv)
 {
 	struct summary total = { 0 };
+	size_t body_len = 0;
+	char *body = NULL;
 	char **paths;
 	int n, rc = 0;
 
@@ -183,6 +243,13 @@ int cmd_info(int argc, char **argv)
 	n = cli_collect(argc - 1, argv + 1, &paths);
 	if (n < 0)
 		return 1;
+	o = open_memstream(&body, &body_len);
+	if (!o) {
+		fprintf(stderr, "dial9 info: out of memory\n");
+		cli_free_paths(paths, n);
+		return 1;
+	}
+	sched_stats_init(&losses);
 	for (int i = 0; i < n; i++) {
 		struct summary s = { 0 };
 
@@ -193,10 +260,16 @@ int cmd_info(int argc, char **argv)
 		free_summary(&s);
 	}
 	if (n > 1) {
-		printf("total: %d files\n", n);
+		fprintf(o, "total: %d files\n", n);
 		print_summary(&total);
 	}
 	free_summary(&total);
 	cli_free_paths(paths, n);
+	fclose(o);
+	sched_losses_print(&losses, stdout);
+	fputc('\n', stdout);
+	fwrite(body, 1, body_len, stdout);
+	free(body);
+	sched_stats_free(&losses);
 	return rc;
 }

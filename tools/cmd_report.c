@@ -32,33 +32,30 @@ static void comma(FILE *f, bool *first)
 	*first = false;
 }
 
-static struct sched_thread *stats_of(const struct timeline *tl, uint32_t tid)
-{
-	for (size_t i = 0; i < tl->st.n; i++)
-		if (tl->st.threads[i].tid == tid)
-			return &tl->st.threads[i];
-	return NULL;
-}
-
 static void write_stats(FILE *f, const struct timeline *tl,
 			const struct tl_thread *t)
 {
-	struct sched_thread *s = stats_of(tl, t->tid);
+	struct sched_thread *s = t->sched ? &tl->st.threads[t->sched - 1] : NULL;
 
 	if (!s) {
 		fputs("{\"vol\":0,\"invol\":0,\"on\":0,\"runq\":0,\"blk\":0,"
-		      "\"n\":0,\"avg\":0,\"p99\":0,\"max\":0}", f);
+		      "\"unk\":0,\"waits\":0,\"n\":0,\"unkn\":0,\"avg\":0,"
+		      "\"p99\":0,\"max\":0}", f);
 		return;
 	}
+	/* runq: the one total of sched_stats, as `dial9 sched` has it */
 	fprintf(f, "{\"vol\":%llu,\"invol\":%llu,\"on\":%llu,\"runq\":%llu,"
-		   "\"blk\":%llu,\"n\":%llu,\"avg\":%llu,\"p99\":%llu,"
-		   "\"max\":%llu}",
+		   "\"blk\":%llu,\"unk\":%llu,\"waits\":%llu,\"n\":%llu,"
+		   "\"unkn\":%llu,\"avg\":%llu,\"p99\":%llu,\"max\":%llu}",
 		(unsigned long long)s->voluntary,
 		(unsigned long long)s->involuntary,
 		(unsigned long long)s->on_cpu_ns,
-		(unsigned long long)s->runnable_ns,
+		(unsigned long long)s->runq_total_ns,
 		(unsigned long long)s->blocked_ns,
+		(unsigned long long)s->unknown_ns,
+		(unsigned long long)s->waits,
 		(unsigned long long)s->delay_count,
+		(unsigned long long)s->unknown_delays,
 		(unsigned long long)(s->delay_count ?
 				     s->delay_sum / s->delay_count : 0),
 		(unsigned long long)sched_thread_percentile(s, 99),

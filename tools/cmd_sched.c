@@ -20,86 +20,7 @@
 #include <linux/dial9.h>
 
 #include "cli.h"
-#include "sched_stats.h"
-
-/* Field indexes of one schema, looked up once per schema. */
-struct sched_fields {
-	const struct dial9_schema *schema;
-	int kind;
-	int tid, pid, runnable, wait, known, name, count, run, slices;
-};
-
-enum { K_OTHER, K_OUT, K_IN, K_MIGRATE, K_COMM, K_LOST, K_SSTAT };
-
-static uint64_t fu64(const struct dial9_record *r, int i)
-{
-	return i >= 0 && r->values[i].type == DIAL9_U64 ? r->values[i].u64 : 0;
-}
-
-static bool fbool(const struct dial9_record *r, int i)
-{
-	return i >= 0 && r->values[i].type == DIAL9_BOOL && r->values[i].b;
-}
-
-static void lookup(struct sched_fields *f, const struct dial9_schema *s)
-{
-	static const struct {
-		const char *name;
-		int kind;
-	} names[] = {
-		{ "sched.switch_out", K_OUT }, { "sched.switch_in", K_IN },
-		{ "sched.migrate", K_MIGRATE }, { "sched.comm", K_COMM },
-		{ "sched.lost", K_LOST }, { "sched.schedstat", K_SSTAT },
-	};
-
-	memset(f, 0, sizeof(*f));
-	f->schema = s;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(s->name, names[i].name))
-			f->kind = names[i].kind;
-	f->tid = dial9_schema_field_index(s, "tid");
-	f->pid = dial9_schema_field_index(s, "pid");
-	f->runnable = dial9_schema_field_index(s, "preempted");
-	f->wait = dial9_schema_field_index(s, "runq_delay_ns");
-	f->known = dial9_schema_field_index(s, "delay_known");
-	f->name = dial9_schema_field_index(s, "name");
-	f->count = dial9_schema_field_index(s, "count");
-	f->run = dial9_schema_field_index(s, "run_ns");
-	f->slices = dial9_schema_field_index(s, "timeslices");
-}
-
-static int sched_event(struct sched_stats *st, const struct sched_fields *f,
-		       const struct dial9_record *r)
-{
-	uint32_t tid = (uint32_t)fu64(r, f->tid), pid = (uint32_t)fu64(r, f->pid);
-
-	switch (f->kind) {
-	case K_OUT:
-		return sched_stats_out(st, r->ts_ns, tid, pid,
-				       fbool(r, f->runnable));
-	case K_IN:
-		return sched_stats_in(st, r->ts_ns, tid, pid,
-				      fbool(r, f->known), fu64(r, f->wait));
-	case K_MIGRATE:
-		sched_stats_migrate(st, r->ts_ns, tid, pid);
-		return 0;
-	case K_COMM:
-		if (f->name >= 0 && (r->values[f->name].type == DIAL9_ISTR ||
-				     r->values[f->name].type == DIAL9_STR))
-			sched_stats_name(st, r->ts_ns, tid, pid,
-					 r->values[f->name].str.ptr,
-					 r->values[f->name].str.len);
-		return 0;
-	case K_LOST:
-		st->lost += fu64(r, f->count);
-		return 0;
-	case K_SSTAT:
-		sched_stats_sample(st, r->ts_ns, tid, pid, fu64(r, f->run),
-				   fu64(r, f->wait), fu64(r, f->slices));
-		return 0;
-	}
-	return 0;
-}
+#include "sched_read.h"
 
 static int sched_file(struct sched_stats *st, const char *path)
 {
@@ -108,6 +29,7 @@ static int sched_file(struct sched_stats *st, const char *path)
 	struct dial9_record rec;
 	struct cli_file file;
 	unsigned int ncache = 0;
+	uint32_t src = 0;
 	int ret;
 
 	ret = cli_map(path, &file);
@@ -123,25 +45,34 @@ static int sched_file(struct sched_stats *st, const char *path)
 
 		if (rec.kind == DIAL9_REC_STREAM)
 			ncache = 0;	/* schemas are per stream */
+		if (rec.kind == DIAL9_REC_METADATA) {
+			ret = sched_meta_source(st, &rec);
+			if (ret < 0)
+				break;
+			src = (uint32_t)ret;
+		}
 		/* A name the application gave its thread wins over comm. */
 		if (rec.kind == DIAL9_REC_THREAD && rec.tid && rec.thread_name[0])
-			sched_stats_name(st, UINT64_MAX, rec.tid, 0,
+			sched_stats_name(st, src, UINT64_MAX, rec.tid, 0,
 					 rec.thread_name, strlen(rec.thread_name));
-		if (rec.kind != DIAL9_REC_EVENT || strncmp(rec.schema->name,
-							   "sched.", 6))
+		if (rec.kind != DIAL9_REC_EVENT ||
+		    (strncmp(rec.schema->name, "sched.", 6) &&
+		     strcmp(rec.schema->name, "dial9.lost")))
 			continue;
 		for (unsigned int i = 0; i < ncache; i++)
 			if (cache[i].schema == rec.schema)
 				f = &cache[i];
 		if (!f) {
 			f = &cache[ncache < 16 ? ncache++ : 15];
-			lookup(f, rec.schema);
+			sched_fields_lookup(f, rec.schema);
 		}
-		ret = sched_event(st, f, &rec);
+		ret = sched_feed(st, f, &rec, src);
 		if (ret)
 			break;
 	}
-	if (ret < 0)
+	if (ret == -ENOMEM)
+		fprintf(stderr, "dial9: %s: out of memory\n", path);
+	else if (ret < 0)
 		cli_decode_error(path, ret, dial9_decoder_offset(dec));
 	dial9_decoder_free(dec);
 	cli_unmap(&file);
@@ -162,48 +93,83 @@ struct live {
 	FILE *out;
 };
 
+/* A switch record of dial9.ko (or its fallbacks) as two events. */
+static void live_switch(const struct dial9_rec_header *h,
+			struct sched_ev *out, struct sched_ev *in)
+{
+	const struct dial9_rec_switch *sw = (const void *)h;
+	bool totals = h->size >= sizeof(*sw) && (h->flags & DIAL9_SWITCH_TOTALS);
+
+	memset(out, 0, sizeof(*out));
+	out->ts = h->time_ns;
+	out->cpu = h->cpu;
+	out->tid = sw->prev_tid;
+	out->tgid = sw->prev_tgid;
+	out->runnable = h->flags & DIAL9_SWITCH_PREV_RUNNABLE;
+	out->dead = sw->prev_state == DIAL9_STATE_DEAD;
+	*in = *out;
+	in->runnable = in->dead = false;
+	in->tid = sw->next_tid;
+	in->tgid = sw->next_tgid;
+	in->wait_known = h->flags & DIAL9_SWITCH_WAIT_VALID;
+	in->wait_ns = sw->next_wait_ns;
+	if (totals) {
+		out->totals = in->totals = true;
+		out->runq_total = sw->prev_run_delay_ns;
+		out->runq_count = sw->prev_pcount;
+		in->runq_total = sw->next_run_delay_ns;
+		in->runq_count = sw->next_pcount;
+	}
+}
+
 static void live_record(void *ctx, const struct dial9_rec_header *h)
 {
 	struct live *l = ctx;
-	const struct dial9_rec_switch *sw = (const void *)h;
 	const struct dial9_rec_comm *cm = (const void *)h;
 	const struct dial9_rec_migrate *mg = (const void *)h;
+	const struct dial9_rec_unfollowed *uf = (const void *)h;
+	struct sched_ev out, in;
+	struct sched_result r;
 
 	switch (h->type) {
 	case DIAL9_REC_SWITCH:
+		if (h->size < DIAL9_REC_SWITCH_SIZE_VER0)
+			break;
+		live_switch(h, &out, &in);
 		if (h->flags & DIAL9_SWITCH_PREV_TARGET)
-			sched_stats_out(l->st, h->time_ns, sw->prev_tid,
-					sw->prev_tgid,
-					h->flags & DIAL9_SWITCH_PREV_RUNNABLE);
+			sched_stats_out(l->st, &out, NULL);
 		if (!(h->flags & DIAL9_SWITCH_NEXT_TARGET))
 			break;
-		sched_stats_in(l->st, h->time_ns, sw->next_tid, sw->next_tgid,
-			       h->flags & DIAL9_SWITCH_WAIT_VALID,
-			       sw->next_wait_ns);
-		if ((h->flags & DIAL9_SWITCH_WAIT_VALID) &&
-		    sw->next_wait_ns >= l->threshold_ns &&
-		    sw->next_tid && sw->next_tid != DIAL9_TID_REDACTED) {
-			struct sched_thread *t = sched_stats_thread(
-				l->st, sw->next_tid, sw->next_tgid);
+		r.delay = 0;
+		if (sched_stats_in(l->st, &in, &r) == 0 && r.delay > 0 &&
+		    r.delay_ns >= l->threshold_ns) {
+			struct sched_thread *t = &l->st->threads[r.thread];
 
 			fprintf(l->out, "%12.6f %-16.16s %8u %8u cpu%-3u %10.1f us\n",
 				(h->time_ns - l->start_ns) / 1e9,
-				t && t->name[0] ? t->name : "?",
-				sw->next_tgid, sw->next_tid, h->cpu,
-				sw->next_wait_ns / 1e3);
+				t->name[0] ? t->name : "?", in.tgid, in.tid,
+				h->cpu, r.delay_ns / 1e3);
 			fflush(l->out);
 		}
 		break;
 	case DIAL9_REC_MIGRATE:
-		sched_stats_migrate(l->st, h->time_ns, mg->tid, mg->tgid);
+		sched_stats_migrate(l->st, 0, mg->tid, mg->tgid);
 		break;
 	case DIAL9_REC_COMM:
-		sched_stats_name(l->st, h->time_ns, cm->tid, cm->tgid, cm->comm,
-				 sizeof(cm->comm));
+		sched_stats_name(l->st, 0, h->time_ns, cm->tid, cm->tgid,
+				 cm->comm, sizeof(cm->comm));
 		break;
 	case DIAL9_REC_LOST:
-		l->st->lost += ((const struct dial9_rec_lost *)h)->count;
+		sched_stats_lost(l->st, 0, h->time_ns, h->cpu,
+				 ((const struct dial9_rec_lost *)h)->count);
 		break;
+	case DIAL9_REC_UNFOLLOWED:
+		if (h->size >= sizeof(*uf))
+			sched_stats_unfollowed(l->st, 0, uf->tgid,
+					       uf->parent_tgid);
+		break;
+	default:
+		sched_stats_cpu_seen(l->st, 0, h->cpu, h->time_ns);
 	}
 }
 
@@ -277,9 +243,14 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: dial9 sched [--tid N] [--min-delay US] [--top N] [--json] TRACE...\n"
 		"       dial9 sched --live [-p PID]... [--threshold US] [--duration S]\n"
-		"\nPer thread: switches (voluntary, involuntary), on-CPU, runnable and\n"
-		"blocked time, runqueue delay count/avg/p50/p99/max and when the max\n"
-		"happened, migrations; then a log2 histogram of delays.\n"
+		"\nFirst the losses: scheduler records (per CPU, and the time window of\n"
+		"each loss), application events, and processes the kernel could not\n"
+		"follow.  Then per thread: switches (voluntary, involuntary), on-CPU,\n"
+		"blocked and unknown (across a loss) time, the total runqueue wait\n"
+		"and the number of waits, then the waits whose length is known\n"
+		"(count/avg/p50/p99/max, when the max happened) and how many are\n"
+		"unknown, migrations; then a log2 histogram of the known delays.\n"
+		"Threads of different hosts or recordings (host, boot_id) never merge.\n"
 		"--live prints each delay above --threshold (default 10000 us) as it\n"
 		"happens and the report on Ctrl-C.\n");
 }

@@ -4,18 +4,44 @@
  *
  * A thread is running from its switch-in to its switch-out; then runnable
  * (preempted) or blocked until its next switch-in.  A blocked thread that
- * is woken waits on the runqueue before it runs: that wait is the switch-in
- * event's runqueue delay, so the blocked-to-running gap splits into
- * blocked time and runnable time by it.
+ * is woken waits on the runqueue before it runs: that wait ends the gap,
+ * so the blocked-to-running gap splits into blocked time and runnable time
+ * by it.
+ *
+ * The length of a wait.  A switch-in says how long the thread waited on
+ * the CPU it runs on; a wait the load balancer migrated started earlier,
+ * elsewhere.  Records of dial9.ko that carry totals (totals_known) also
+ * give the scheduler's own cumulative run_delay and pcount of the task,
+ * so the whole wait is the difference of run_delay between the thread's
+ * previous switch (out, or in plus its wait) and this switch-in, plus
+ * this CPU's part, provided pcount did not move in between (no switch-in
+ * of the thread was lost).  That difference is exact whatever else was
+ * lost.  A thread first seen at a switch-in with pcount 0 has never run:
+ * its wait is everything run_delay holds.  Otherwise, when the start of a
+ * wait is not known, the wait is unknown: it is counted, never measured.
+ * Without totals (older modules, perf) a wait is this CPU's part, and
+ * unknown when any CPU of the source lost records since the thread's
+ * previous switch.
+ *
+ * States across a loss.  Records of one CPU were lost in the window from
+ * that CPU's last event to its LOST record.  Time of a thread between
+ * two of its events that may have changed state there (totals: pcount
+ * moved; no totals: a loss since its previous event) is unknown from the
+ * start of the first such window, up to the part of the final wait the
+ * switch-in measured on its CPU.
+ *
+ * The one total.  With totals, a thread's runqueue wait is its newest
+ * known cumulative run_delay minus the value at its first observation
+ * (0 for a thread that had never run), and its count of waits likewise
+ * from pcount: exact across losses and migrations.  Without totals, the
+ * sum and count of the known waits.  Every column, the JSON, the sort,
+ * the report and the export use these two figures.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sched_stats.h"
-
-enum { ST_UNKNOWN, ST_RUNNING, ST_RUNNABLE, ST_BLOCKED };
 
 void sched_stats_init(struct sched_stats *st)
 {
@@ -24,39 +50,133 @@ void sched_stats_init(struct sched_stats *st)
 
 void sched_stats_free(struct sched_stats *st)
 {
-	for (size_t i = 0; i < st->n; i++)
+	for (size_t i = 0; i < st->n; i++) {
 		free(st->threads[i].delays);
+		free(st->threads[i].delay_at);
+	}
+	for (size_t i = 0; i < st->nsrcs; i++) {
+		free(st->srcs[i].host);
+		free(st->srcs[i].boot_id);
+		free(st->srcs[i].cpu_last);
+	}
 	free(st->threads);
+	free(st->tab);
+	free(st->srcs);
+	free(st->losses);
+	free(st->unfollowed);
 	memset(st, 0, sizeof(*st));
 }
 
-struct sched_thread *sched_stats_thread(struct sched_stats *st, uint32_t tid,
-					uint32_t tgid)
+static bool same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static int grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	size_t nc = *cap ? *cap : 16;
+	void *nv;
+
+	if (need <= *cap)
+		return 0;
+	while (nc < need)
+		nc *= 2;
+	nv = realloc(*v, nc * size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = nc;
+	return 0;
+}
+
+int sched_stats_source(struct sched_stats *st, const char *host,
+		       const char *boot_id)
+{
+	struct sched_source *s, *ns;
+
+	for (size_t i = 0; i < st->nsrcs; i++)
+		if (same_str(st->srcs[i].host, host) &&
+		    same_str(st->srcs[i].boot_id, boot_id))
+			return (int)i;
+	ns = realloc(st->srcs, (st->nsrcs + 1) * sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	st->srcs = ns;
+	s = &ns[st->nsrcs];
+	memset(s, 0, sizeof(*s));
+	s->host = host ? strdup(host) : NULL;
+	s->boot_id = boot_id ? strdup(boot_id) : NULL;
+	if ((host && !s->host) || (boot_id && !s->boot_id)) {
+		free(s->host);
+		free(s->boot_id);
+		return -ENOMEM;
+	}
+	return (int)st->nsrcs++;
+}
+
+static struct sched_source *source(struct sched_stats *st, uint32_t src)
+{
+	while (st->nsrcs <= src)
+		if (sched_stats_source(st, NULL, NULL) < 0)
+			return NULL;
+	return &st->srcs[src];
+}
+
+static size_t hash(uint32_t src, uint32_t tid, size_t cap)
+{
+	return (size_t)((tid * 2654435761u) ^ (src * 40503u)) & (cap - 1);
+}
+
+static int rehash(struct sched_stats *st)
+{
+	size_t nc = st->tab_cap ? st->tab_cap * 2 : 256;
+	uint32_t *nt = calloc(nc, sizeof(*nt));
+
+	if (!nt)
+		return -ENOMEM;
+	for (size_t j = 0; j < st->n; j++) {
+		size_t i = hash(st->threads[j].src, st->threads[j].tid, nc);
+
+		while (nt[i])
+			i = (i + 1) & (nc - 1);
+		nt[i] = (uint32_t)j + 1;
+	}
+	free(st->tab);
+	st->tab = nt;
+	st->tab_cap = nc;
+	return 0;
+}
+
+long sched_stats_thread(struct sched_stats *st, uint32_t src, uint32_t tid,
+			uint32_t tgid)
 {
 	struct sched_thread *t;
+	size_t i;
 
-	/* Most recent threads are looked up most: search from the end. */
-	for (size_t i = st->n; i-- > 0;) {
-		if (st->threads[i].tid == tid) {
-			if (!st->threads[i].tgid)
-				st->threads[i].tgid = tgid;
-			return &st->threads[i];
+	if ((st->n + 1) * 2 >= st->tab_cap && rehash(st))
+		return -ENOMEM;
+	/* A tid reused by another process of the source is a new thread. */
+	for (i = hash(src, tid, st->tab_cap); st->tab[i];
+	     i = (i + 1) & (st->tab_cap - 1)) {
+		t = &st->threads[st->tab[i] - 1];
+		if (t->src != src || t->tid != tid)
+			continue;
+		if (!tgid || !t->tgid || t->tgid == tgid) {
+			if (!t->tgid)
+				t->tgid = tgid;
+			return (long)st->tab[i] - 1;
 		}
 	}
-	if (st->n == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 64;
-		struct sched_thread *nt = realloc(st->threads, cap * sizeof(*nt));
-
-		if (!nt)
-			return NULL;
-		st->threads = nt;
-		st->cap = cap;
-	}
+	if (grow((void **)&st->threads, &st->cap, st->n + 1, sizeof(*t)))
+		return -ENOMEM;
 	t = &st->threads[st->n++];
 	memset(t, 0, sizeof(*t));
+	t->src = src;
 	t->tid = tid;
 	t->tgid = tgid;
-	return t;
+	t->nloss = st->nloss;
+	st->tab[i] = (uint32_t)st->n;
+	return (long)st->n - 1;
 }
 
 int sched_hist_bucket(uint64_t ns)
@@ -70,15 +190,12 @@ int sched_hist_bucket(uint64_t ns)
 static int add_delay(struct sched_stats *st, struct sched_thread *t,
 		     uint64_t ns, uint64_t at)
 {
-	if (t->ndelays == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		uint64_t *nd = realloc(t->delays, cap * sizeof(*nd));
-
-		if (!nd)
-			return -ENOMEM;
-		t->delays = nd;
-		t->cap = cap;
-	}
+	if (grow((void **)&t->delays, &t->cap, t->ndelays + 1,
+		 sizeof(*t->delays)) ||
+	    grow((void **)&t->delay_at, &t->cap_at, t->ndelays + 1,
+		 sizeof(*t->delay_at)))
+		return -ENOMEM;
+	t->delay_at[t->ndelays] = at;
 	t->delays[t->ndelays++] = ns;
 	t->delay_count++;
 	t->delay_sum += ns;
@@ -90,89 +207,297 @@ static int add_delay(struct sched_stats *st, struct sched_thread *t,
 	return 0;
 }
 
+/*
+ * The thread's switch-out after a switch-in carries the kernel's run_delay
+ * with that wait counted: replace the tracepoint's measure of the wait's
+ * final part (next_wait_ns, which ends later than the kernel's runqueue
+ * clock) by the kernel's, so that the delays add up to the kernel's total.
+ */
+static void correct_delay(struct sched_stats *st, struct sched_thread *t,
+			  uint64_t kernel_total)
+{
+	size_t i = t->pending - 1;
+	uint64_t old = t->delays[i], now;
+	int64_t delta = (int64_t)(kernel_total - t->cum_total);
+
+	t->pending = 0;
+	if (delta >= 0 || (uint64_t)-delta > old)
+		return;		/* not a lag of the kernel's clock */
+	now = old - (uint64_t)-delta;
+	t->delays[i] = now;
+	t->delay_sum -= old - now;
+	st->hist[sched_hist_bucket(old)]--;
+	st->hist[sched_hist_bucket(now)]++;
+	if (t->delay_max != old || t->delay_max_at != t->delay_at[i])
+		return;
+	t->delay_max = 0;
+	for (size_t j = 0; j < t->ndelays; j++) {
+		if (!j || t->delays[j] > t->delay_max) {
+			t->delay_max = t->delays[j];
+			t->delay_max_at = t->delay_at[j];
+		}
+	}
+}
+
 static bool visible(uint32_t tid)
 {
 	/* The idle task and redacted foreign tasks are not threads to report. */
 	return tid != 0 && tid != UINT32_MAX;
 }
 
-static void seen(struct sched_stats *st, uint64_t now)
+int sched_stats_cpu_seen(struct sched_stats *st, uint32_t src, uint32_t cpu,
+			 uint64_t now)
 {
+	struct sched_source *s = source(st, src);
+
 	if (!st->first_ns || now < st->first_ns)
 		st->first_ns = now;
 	if (now > st->last_ns)
 		st->last_ns = now;
+	if (!s)
+		return -ENOMEM;
+	if (!s->first_ns || now < s->first_ns)
+		s->first_ns = now;
+	if (cpu == UINT32_MAX || cpu > 65535)
+		return 0;
+	if (cpu >= s->ncpu) {
+		uint32_t n = cpu + 1 > 2 * s->ncpu ? cpu + 1 : 2 * s->ncpu;
+		uint64_t *nl = realloc(s->cpu_last, n * sizeof(*nl));
+
+		if (!nl)
+			return -ENOMEM;
+		memset(nl + s->ncpu, 0, (n - s->ncpu) * sizeof(*nl));
+		s->cpu_last = nl;
+		s->ncpu = n;
+	}
+	if (now > s->cpu_last[cpu])
+		s->cpu_last[cpu] = now;
+	return 0;
 }
 
-int sched_stats_out(struct sched_stats *st, uint64_t now, uint32_t tid,
-		    uint32_t tgid, bool runnable)
+/*
+ * Where the thread's time since its previous event stops being known: the
+ * start of the first loss window of its source since then, or UINT64_MAX.
+ */
+static uint64_t loss_from(const struct sched_stats *st,
+			  const struct sched_thread *t)
 {
-	struct sched_thread *t;
+	uint64_t from = UINT64_MAX;
 
-	seen(st, now);
-	if (!visible(tid))
-		return 0;
-	t = sched_stats_thread(st, tid, tgid);
-	if (!t)
+	for (size_t i = t->nloss; i < st->nloss; i++)
+		if (st->losses[i].src == t->src && st->losses[i].from < from)
+			from = st->losses[i].from;
+	return from;
+}
+
+static void piece(struct sched_result *r, int state, uint64_t start,
+		  uint64_t end)
+{
+	/* an empty run is kept: a wake-up's flow may end at it */
+	if ((end > start || (state == SCHED_RUNNING && end == start)) &&
+	    r->n < 3)
+		r->p[r->n++] = (struct sched_piece){ state, start, end };
+}
+
+/*
+ * The gap [since, now) of a thread that was in @t->state: known up to the
+ * first loss (or all of it when @lossy is false), unknown from there to
+ * @tail, and runnable from @tail (the measured end of a wait).
+ */
+static void gap(const struct sched_stats *st, const struct sched_thread *t,
+		bool lossy, uint64_t tail, uint64_t now,
+		struct sched_result *r)
+{
+	uint64_t u = tail;
+
+	if (lossy) {
+		u = loss_from(st, t);
+		u = u < t->since ? t->since : u > tail ? tail : u;
+	}
+	piece(r, t->state, t->since, u);
+	piece(r, SCHED_UNKNOWN, u, tail);
+	piece(r, SCHED_RUNNABLE, tail, now);
+}
+
+static void account(struct sched_thread *t, const struct sched_result *r)
+{
+	for (int i = 0; i < r->n; i++) {
+		uint64_t d = r->p[i].end - r->p[i].start;
+
+		switch (r->p[i].state) {
+		case SCHED_RUNNING: t->on_cpu_ns += d; break;
+		case SCHED_RUNNABLE: t->runnable_ns += d; break;
+		case SCHED_BLOCKED: t->blocked_ns += d; break;
+		case SCHED_UNKNOWN: t->unknown_ns += d; break;
+		}
+	}
+}
+
+/* The first cumulative totals of a thread: its baseline. */
+static void totals_base(struct sched_thread *t, const struct sched_ev *e,
+			bool in)
+{
+	if (t->totals || !e->totals)
+		return;
+	t->totals = true;
+	/* A thread first seen at its first switch-in has never run. */
+	if (in && !t->last && e->runq_count == 0) {
+		t->base_total = 0;
+		t->base_count = 0;
+	} else {
+		t->base_total = e->runq_total;
+		t->base_count = e->runq_count;
+	}
+}
+
+int sched_stats_out(struct sched_stats *st, const struct sched_ev *e,
+		    struct sched_result *res)
+{
+	struct sched_result r = { 0 };
+	struct sched_thread *t;
+	long ti;
+
+	if (sched_stats_cpu_seen(st, e->src, e->cpu, e->ts))
 		return -ENOMEM;
-	if (t->state == ST_RUNNING && now >= t->since)
-		t->on_cpu_ns += now - t->since;
-	if (runnable)
+	if (!visible(e->tid))
+		return 0;
+	ti = sched_stats_thread(st, e->src, e->tid, e->tgid);
+	if (ti < 0)
+		return -ENOMEM;
+	t = &st->threads[ti];
+	r.thread = (size_t)ti;
+	if (t->state != SCHED_NONE && e->ts >= t->since) {
+		bool lossy;
+
+		/* Running: did it switch out and in again unseen? */
+		if (e->totals && t->totals)
+			lossy = t->state != SCHED_RUNNING ||
+				e->runq_count != t->cum_count;
+		else
+			lossy = t->state != SCHED_RUNNING ||
+				t->nloss != st->nloss;
+		gap(st, t, lossy, e->ts, e->ts, &r);
+	}
+	account(t, &r);
+	if (e->runnable)
 		t->involuntary++;
 	else
 		t->voluntary++;
-	t->state = runnable ? ST_RUNNABLE : ST_BLOCKED;
-	t->since = now;
+	totals_base(t, e, false);
+	if (t->pending && t->last == 2 && e->totals && t->totals &&
+	    e->runq_count == t->cum_count)
+		correct_delay(st, t, e->runq_total);
+	t->pending = 0;
+	if (e->totals) {
+		t->cum_total = e->runq_total;
+		t->cum_count = e->runq_count;
+	}
+	t->state = e->dead ? SCHED_NONE :
+		   e->runnable ? SCHED_RUNNABLE : SCHED_BLOCKED;
+	t->since = e->ts;
+	t->last = 1;
+	t->nloss = st->nloss;
+	if (res)
+		*res = r;
 	return 0;
 }
 
-int sched_stats_in(struct sched_stats *st, uint64_t now, uint32_t tid,
-		   uint32_t tgid, bool wait_known, uint64_t wait_ns)
+int sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
+		   struct sched_result *res)
 {
-	uint64_t wait = wait_known ? wait_ns : 0;
+	uint64_t w = e->wait_known ? e->wait_ns : 0;
+	struct sched_result r = { 0 };
+	struct sched_thread *t;
+	bool with_totals, known;
+	long ti;
+
+	if (sched_stats_cpu_seen(st, e->src, e->cpu, e->ts))
+		return -ENOMEM;
+	if (!visible(e->tid))
+		return 0;
+	ti = sched_stats_thread(st, e->src, e->tid, e->tgid);
+	if (ti < 0)
+		return -ENOMEM;
+	t = &st->threads[ti];
+	r.thread = (size_t)ti;
+	with_totals = e->totals && (t->totals || !t->last);
+
+	/* How long the wait that ends here was, if that is known. */
+	if (with_totals && !t->last)
+		known = e->runq_count == 0;	/* it never ran before */
+	else if (with_totals)
+		known = e->runq_count == t->cum_count;
+	else
+		known = !t->last || t->nloss == st->nloss;
+	if (e->wait_known) {
+		r.delay = known ? 1 : -1;
+		if (known && with_totals)
+			r.delay_ns = e->runq_total -
+				     (t->last ? t->cum_total : 0) + w;
+		else if (known)
+			r.delay_ns = w;
+	}
+
+	if (t->state != SCHED_NONE && e->ts >= t->since) {
+		uint64_t span = e->ts - t->since;
+		uint64_t d = r.delay > 0 ? r.delay_ns : w;
+
+		if (d > span)
+			d = span;
+		if (t->state == SCHED_RUNNABLE && known)
+			d = span;	/* preempted: it waited throughout */
+		gap(st, t, !known || t->state == SCHED_RUNNING, e->ts - d,
+		    e->ts, &r);
+	} else if (t->state == SCHED_NONE) {
+		/* first sight (or after a loss): it waited before this */
+		uint64_t d = r.delay > 0 ? r.delay_ns : w;
+		uint64_t from = st->srcs[e->src].first_ns;
+
+		piece(&r, SCHED_RUNNABLE, e->ts - d > from ? e->ts - d : from,
+		      e->ts);
+	}
+	account(t, &r);
+	t->pending = 0;
+	if (r.delay > 0 && add_delay(st, t, r.delay_ns, e->ts))
+		return -ENOMEM;
+	if (r.delay > 0 && with_totals)
+		t->pending = t->ndelays;
+	if (r.delay < 0)
+		t->unknown_delays++;
+	totals_base(t, e, true);
+	if (e->totals) {
+		t->cum_total = e->runq_total + w;
+		t->cum_count = e->runq_count + (e->wait_known ? 1 : 0);
+	}
+	t->state = SCHED_RUNNING;
+	t->since = e->ts;
+	t->last = 2;
+	t->nloss = st->nloss;
+	if (res)
+		*res = r;
+	return 0;
+}
+
+void sched_stats_migrate(struct sched_stats *st, uint32_t src, uint32_t tid,
+			 uint32_t tgid)
+{
+	long ti = visible(tid) ? sched_stats_thread(st, src, tid, tgid) : -1;
+
+	if (ti >= 0)
+		st->threads[ti].migrations++;
+}
+
+void sched_stats_name(struct sched_stats *st, uint32_t src, uint64_t time_ns,
+		      uint32_t tid, uint32_t tgid, const char *name,
+		      size_t len)
+{
+	long ti = visible(tid) ? sched_stats_thread(st, src, tid, tgid) : -1;
 	struct sched_thread *t;
 
-	seen(st, now);
-	if (!visible(tid))
-		return 0;
-	t = sched_stats_thread(st, tid, tgid);
-	if (!t)
-		return -ENOMEM;
-	if (t->state == ST_RUNNABLE || t->state == ST_BLOCKED) {
-		uint64_t gap = now >= t->since ? now - t->since : 0;
-		uint64_t w = wait < gap ? wait : gap;
-
-		/* The wait ends the gap; before it the thread slept. */
-		if (t->state == ST_BLOCKED) {
-			t->blocked_ns += gap - w;
-			t->runnable_ns += w;
-		} else {
-			t->runnable_ns += gap;
-		}
-	}
-	if (wait_known && add_delay(st, t, wait, now))
-		return -ENOMEM;
-	t->state = ST_RUNNING;
-	t->since = now;
-	return 0;
-}
-
-void sched_stats_migrate(struct sched_stats *st, uint64_t time_ns,
-			 uint32_t tid, uint32_t tgid)
-{
-	struct sched_thread *t = sched_stats_thread(st, tid, tgid);
-
-	(void)time_ns;
-	if (t)
-		t->migrations++;
-}
-
-void sched_stats_name(struct sched_stats *st, uint64_t time_ns, uint32_t tid,
-		      uint32_t tgid, const char *name, size_t len)
-{
-	struct sched_thread *t = sched_stats_thread(st, tid, tgid);
-
-	if (!t || time_ns < t->name_ns)
+	if (ti < 0)
+		return;
+	t = &st->threads[ti];
+	if (time_ns < t->name_ns)
 		return;
 	if (len >= sizeof(t->name))
 		len = sizeof(t->name) - 1;
@@ -181,15 +506,56 @@ void sched_stats_name(struct sched_stats *st, uint64_t time_ns, uint32_t tid,
 	t->name_ns = time_ns;
 }
 
-void sched_stats_sample(struct sched_stats *st, uint64_t time_ns, uint32_t tid,
-			uint32_t tgid, uint64_t run_ns, uint64_t delay_ns,
-			uint64_t slices)
+int sched_stats_lost(struct sched_stats *st, uint32_t src, uint64_t ts,
+		     uint32_t cpu, uint64_t count)
 {
-	struct sched_thread *t = sched_stats_thread(st, tid, tgid);
+	struct sched_source *s = source(st, src);
+	struct sched_loss *l;
 
-	seen(st, time_ns);
-	if (!t)
+	if (!s || grow((void **)&st->losses, &st->loss_cap, st->nloss + 1,
+		       sizeof(*l)))
+		return -ENOMEM;
+	l = &st->losses[st->nloss++];
+	l->src = src;
+	l->cpu = cpu;
+	l->count = count;
+	l->to = ts;
+	/* From the CPU's last event before it (or the start of the source). */
+	l->from = cpu < s->ncpu && s->cpu_last[cpu] ? s->cpu_last[cpu] :
+		  s->first_ns ? s->first_ns : ts;
+	if (l->from > ts)
+		l->from = ts;
+	st->lost += count;
+	return sched_stats_cpu_seen(st, src, cpu, ts);
+}
+
+int sched_stats_unfollowed(struct sched_stats *st, uint32_t src,
+			   uint32_t pid, uint32_t parent)
+{
+	struct sched_unfollowed *u;
+
+	for (size_t i = 0; i < st->nunfollowed; i++)
+		if (st->unfollowed[i].src == src && st->unfollowed[i].pid == pid)
+			return 0;
+	u = realloc(st->unfollowed, (st->nunfollowed + 1) * sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	st->unfollowed = u;
+	u[st->nunfollowed++] = (struct sched_unfollowed){ src, pid, parent };
+	return 0;
+}
+
+void sched_stats_sample(struct sched_stats *st, uint32_t src,
+			uint64_t time_ns, uint32_t tid, uint32_t tgid,
+			uint64_t run_ns, uint64_t delay_ns, uint64_t slices)
+{
+	long ti = sched_stats_thread(st, src, tid, tgid);
+	struct sched_thread *t;
+
+	sched_stats_cpu_seen(st, src, UINT32_MAX, time_ns);
+	if (ti < 0)
 		return;
+	t = &st->threads[ti];
 	if (!t->ss_n++) {
 		t->ss_run0 = run_ns;
 		t->ss_delay0 = delay_ns;
@@ -200,29 +566,43 @@ void sched_stats_sample(struct sched_stats *st, uint64_t time_ns, uint32_t tid,
 	t->ss_slices = slices;
 }
 
+void sched_stats_close(struct sched_stats *st, size_t i, uint64_t end_ns,
+		       struct sched_result *res)
+{
+	struct sched_thread *t = &st->threads[i];
+	struct sched_result r = { .thread = i };
+
+	if (t->state != SCHED_NONE && end_ns >= t->since)
+		gap(st, t, true, end_ns, end_ns, &r);
+	account(t, &r);
+	t->state = SCHED_NONE;
+	t->since = end_ns;
+	if (res)
+		*res = r;
+}
+
 void sched_stats_finish(struct sched_stats *st, uint64_t end_ns)
 {
 	for (size_t i = 0; i < st->n; i++) {
 		struct sched_thread *t = &st->threads[i];
-		uint64_t gap = end_ns > t->since ? end_ns - t->since : 0;
 
-		/* Only samples: totals between the first and the last. */
-		if (t->ss_n > 1 && !t->delay_count && !t->voluntary &&
-		    !t->involuntary) {
+		sched_stats_close(st, i, end_ns, NULL);
+		if (t->totals) {
+			t->runq_total_ns = t->cum_total >= t->base_total ?
+					   t->cum_total - t->base_total : 0;
+			t->waits = (uint32_t)(t->cum_count - t->base_count);
+		} else if (t->ss_n > 1 && !t->delay_count && !t->voluntary &&
+			   !t->involuntary) {
+			/* Only samples: totals between the first and the last. */
 			t->sampled = true;
 			t->on_cpu_ns = t->ss_run - t->ss_run0;
 			t->runnable_ns = t->ss_delay - t->ss_delay0;
-			t->delay_sum = t->runnable_ns;
-			t->delay_count = t->ss_slices - t->ss_slices0;
+			t->runq_total_ns = t->runnable_ns;
+			t->waits = t->ss_slices - t->ss_slices0;
+		} else {
+			t->runq_total_ns = t->delay_sum;
+			t->waits = t->delay_count;
 		}
-
-		if (t->state == ST_RUNNING)
-			t->on_cpu_ns += gap;
-		else if (t->state == ST_RUNNABLE)
-			t->runnable_ns += gap;
-		else if (t->state == ST_BLOCKED)
-			t->blocked_ns += gap;
-		t->state = ST_UNKNOWN;
 	}
 }
 
@@ -247,158 +627,4 @@ uint64_t sched_thread_percentile(struct sched_thread *t, double pct)
 	if (i > t->ndelays)
 		i = t->ndelays;
 	return t->delays[i - 1];
-}
-
-static int cmp_thread(const void *a, const void *b)
-{
-	const struct sched_thread *x = *(struct sched_thread *const *)a;
-	const struct sched_thread *y = *(struct sched_thread *const *)b;
-
-	/* Who waited for a CPU the most in all, then the longest once. */
-	if (x->delay_sum != y->delay_sum)
-		return x->delay_sum < y->delay_sum ? 1 : -1;
-	if (x->delay_max != y->delay_max)
-		return x->delay_max < y->delay_max ? 1 : -1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-void sched_hist_print(const uint64_t *hist, FILE *out)
-{
-	uint64_t max = 0;
-	int top = -1;
-
-	for (int i = 0; i < SCHED_HIST_BUCKETS; i++) {
-		if (hist[i])
-			top = i;
-		if (hist[i] > max)
-			max = hist[i];
-	}
-	fprintf(out, "%20s : %-8s %s\n", "runqueue delay (us)", "count",
-		"distribution");
-	for (int i = 0; i <= top; i++) {
-		uint64_t lo = i ? 1ull << (i - 1) : 0, hi = (1ull << i) - 1;
-		int bar = (int)(hist[i] * 40 / (max ? max : 1));
-
-		fprintf(out, "%9" PRIu64 " -> %-8" PRIu64 " : %-8" PRIu64 " |%-40.*s|\n",
-			lo, hi, hist[i], bar,
-			"****************************************");
-	}
-}
-
-static void json_name(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (size_t i = 0; i < 16 && s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
-void sched_stats_report(struct sched_stats *st,
-			const struct sched_report_opts *o, FILE *out)
-{
-	struct sched_thread **v = calloc(st->n ? st->n : 1, sizeof(*v));
-	size_t n = 0;
-
-	if (!v) {
-		fprintf(stderr, "dial9: out of memory\n");
-		return;
-	}
-	for (size_t i = 0; i < st->n; i++) {
-		struct sched_thread *t = &st->threads[i];
-
-		if (o->tid && t->tid != o->tid)
-			continue;
-		if (t->delay_max < o->min_delay_ns)
-			continue;
-		if (!t->delay_count && !t->voluntary && !t->involuntary &&
-		    !t->sampled)
-			continue;
-		v[n++] = t;
-	}
-	qsort(v, n, sizeof(*v), cmp_thread);
-	if (o->top > 0 && (size_t)o->top < n)
-		n = (size_t)o->top;
-
-	if (o->json) {
-		fprintf(out, "{\"threads\":[");
-		for (size_t i = 0; i < n; i++) {
-			struct sched_thread *t = v[i];
-
-			fprintf(out, "%s{\"tid\":%u,\"pid\":%u,\"name\":",
-				i ? "," : "", t->tid, t->tgid);
-			json_name(out, t->name);
-			fprintf(out, ",\"switches\":%" PRIu64
-				",\"voluntary\":%" PRIu64
-				",\"involuntary\":%" PRIu64
-				",\"on_cpu_ns\":%" PRIu64
-				",\"runnable_ns\":%" PRIu64
-				",\"blocked_ns\":%" PRIu64
-				",\"delay\":{\"count\":%" PRIu64
-				",\"sum_ns\":%" PRIu64 ",\"avg_ns\":%" PRIu64
-				",\"p50_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64
-				",\"max_ns\":%" PRIu64 ",\"max_at_ns\":%" PRIu64
-				"},\"migrations\":%" PRIu64
-				",\"sampled\":%s}",
-				t->voluntary + t->involuntary, t->voluntary,
-				t->involuntary, t->on_cpu_ns, t->runnable_ns,
-				t->blocked_ns, t->delay_count, t->delay_sum,
-				t->delay_count ? t->delay_sum / t->delay_count : 0,
-				sched_thread_percentile(t, 50),
-				sched_thread_percentile(t, 99), t->delay_max,
-				t->delay_max_at, t->migrations,
-				t->sampled ? "true" : "false");
-		}
-		fprintf(out, "],\"histogram_us_log2\":[");
-		for (int i = 0; i < SCHED_HIST_BUCKETS; i++)
-			fprintf(out, "%s%" PRIu64, i ? "," : "", st->hist[i]);
-		fprintf(out, "],\"lost\":%" PRIu64 "}\n", st->lost);
-		free(v);
-		return;
-	}
-
-	fprintf(out, "%-16s %8s %8s %8s %10s %10s %10s %7s %9s %9s %9s %9s %5s\n",
-		"thread", "tid", "vol", "invol", "on_cpu_ms", "runq_ms",
-		"blocked_ms", "delays", "avg_us", "p50_us", "p99_us", "max_us",
-		"migr");
-	for (size_t i = 0; i < n; i++) {
-		struct sched_thread *t = v[i];
-
-		fprintf(out, "%-16.16s %8u %8" PRIu64 " %8" PRIu64
-			" %10.2f %10.2f %10.2f %7" PRIu64
-			" %9.1f %9.1f %9.1f %9.1f %5" PRIu64 "\n",
-			t->name[0] ? t->name : "?", t->tid, t->voluntary,
-			t->involuntary, t->on_cpu_ns / 1e6,
-			t->runnable_ns / 1e6, t->blocked_ns / 1e6,
-			t->delay_count,
-			t->delay_count ? t->delay_sum / 1e3 / t->delay_count : 0,
-			sched_thread_percentile(t, 50) / 1e3,
-			sched_thread_percentile(t, 99) / 1e3,
-			t->delay_max / 1e3, t->migrations);
-	}
-	for (size_t i = 0; i < n; i++)
-		if (v[i]->delay_count)
-			fprintf(out, "max delay of %u (%s): %.1f us at %.6f s\n",
-				v[i]->tid, v[i]->name[0] ? v[i]->name : "?",
-				v[i]->delay_max / 1e3,
-				v[i]->delay_max_at / 1e9);
-	for (size_t i = 0; i < n; i++) {
-		if (v[i]->sampled) {
-			fprintf(out, "(schedstat samples: runqueue totals and run counts only; no switches, maxima or histogram)\n");
-			break;
-		}
-	}
-	fputc('\n', out);
-	sched_hist_print(st->hist, out);
-	if (st->lost)
-		fprintf(out, "\nwarning: %" PRIu64 " scheduler records were lost: figures are incomplete\n",
-			st->lost);
-	free(v);
 }

@@ -1,63 +1,162 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sched_stats.h - per-thread scheduling statistics from switch and migrate
- * events, shared by `dial9 sched` (from traces) and `dial9 sched --live`
- * (from /dev/dial9).
+ * events, shared by `dial9 sched` (from traces), `dial9 sched --live`
+ * (from /dev/dial9) and the timeline of `dial9 export` and `dial9 report`.
+ *
+ * This is the one place that decides what a thread was doing between two
+ * of its events (running, runnable, blocked, or unknown across a loss),
+ * how long each wait was (or that it is unknown), and a thread's total
+ * runqueue wait and count (see sched_stats.c).
  */
 #ifndef DIAL9_SCHED_STATS_H
 #define DIAL9_SCHED_STATS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #define SCHED_HIST_BUCKETS 40	/* log2 of microseconds */
 
+/* What a thread is doing; SCHED_UNKNOWN spans a loss of records. */
+enum sched_state {
+	SCHED_NONE, SCHED_RUNNING, SCHED_RUNNABLE, SCHED_BLOCKED,
+	SCHED_UNKNOWN,
+};
+
+/* One switch event of a thread, as read from a trace or the kernel. */
+struct sched_ev {
+	uint64_t ts;
+	uint32_t src;			/* trace source (sched_stats_source) */
+	uint32_t tid, tgid, cpu;
+	bool runnable;			/* out: preempted, still runnable */
+	bool dead;			/* out: its last switch (state X) */
+	bool wait_known;		/* in: wait_ns is valid */
+	uint64_t wait_ns;		/* in: runqueue wait on this CPU */
+	bool totals;			/* runq_total, runq_count are valid */
+	uint64_t runq_total;		/* the scheduler's run_delay, ns */
+	uint32_t runq_count;		/* its pcount, low 32 bits */
+};
+
+/* A piece of a thread's time, [start, end) in one state. */
+struct sched_piece {
+	int state;			/* enum sched_state */
+	uint64_t start, end;
+};
+
+/* What one event says about the thread's time before it. */
+struct sched_result {
+	size_t thread;			/* index into sched_stats.threads */
+	struct sched_piece p[3];	/* in time order */
+	int n;
+	int delay;			/* 1 known, -1 unknown, 0 no wait */
+	uint64_t delay_ns;		/* the whole wait, when known */
+};
+
 struct sched_thread {
-	uint32_t tid, tgid;
+	uint32_t src, tid, tgid;
 	char name[16];
 	uint64_t name_ns;		/* time of the newest name */
 	uint64_t voluntary, involuntary, migrations;
-	uint64_t on_cpu_ns, runnable_ns, blocked_ns;
+	uint64_t on_cpu_ns, runnable_ns, blocked_ns, unknown_ns;
+	/* per-wait delays whose length is known */
 	uint64_t delay_count, delay_sum, delay_max, delay_max_at;
-	uint64_t *delays;		/* every delay, for percentiles */
-	size_t ndelays, cap;
+	uint64_t unknown_delays;	/* waits of unknown length */
+	uint64_t *delays;		/* every known delay, for percentiles */
+	uint64_t *delay_at;		/* when each ended (until sorted) */
+	size_t ndelays, cap, cap_at;
+	size_t pending;			/* 1 + index of a delay to correct */
+	/* the one total (sched_stats_finish): exact with totals */
+	uint64_t runq_total_ns, waits;
+	/* cumulative totals: at first observation, and the newest known */
+	bool totals;
+	uint64_t base_total, cum_total;
+	uint32_t base_count, cum_count;
 	/* schedstat samples (first and last), when there are no switches */
 	uint64_t ss_n, ss_run0, ss_delay0, ss_slices0, ss_run, ss_delay,
 		ss_slices;
 	bool sampled;			/* figures come from samples */
 	/* state machine */
-	int state;			/* 0 unknown, 1 running, 2 runnable, 3 blocked */
+	int state;			/* enum sched_state */
+	int last;			/* 0 none, 1 switch-out, 2 switch-in */
 	uint64_t since;
+	size_t nloss;			/* losses seen at its last event */
+};
+
+/* A LOST record: @count records of @cpu dropped within [from, to]. */
+struct sched_loss {
+	uint32_t src, cpu;
+	uint64_t from, to, count;
+};
+
+/* Where events came from: threads of two sources never merge. */
+struct sched_source {
+	char *host, *boot_id;
+	uint64_t first_ns;
+	uint64_t *cpu_last;		/* newest event time per CPU */
+	uint32_t ncpu;
+};
+
+struct sched_unfollowed {
+	uint32_t src, pid, parent;
 };
 
 struct sched_stats {
 	struct sched_thread *threads;
 	size_t n, cap;
+	uint32_t *tab;			/* hash of (src, tid): index + 1 */
+	size_t tab_cap;
+	struct sched_source *srcs;
+	size_t nsrcs;
+	struct sched_loss *losses;
+	size_t nloss, loss_cap;
+	struct sched_unfollowed *unfollowed;
+	size_t nunfollowed;
 	uint64_t hist[SCHED_HIST_BUCKETS];
-	uint64_t lost;
+	uint64_t lost;			/* scheduler records (sched.lost) */
+	uint64_t lost_app;		/* application events (dial9.lost) */
 	uint64_t first_ns, last_ns;
 };
 
 void sched_stats_init(struct sched_stats *st);
 void sched_stats_free(struct sched_stats *st);
-/* Returns the thread (created on first sight), or NULL on ENOMEM. */
-struct sched_thread *sched_stats_thread(struct sched_stats *st, uint32_t tid,
-					uint32_t tgid);
-/* @tid left the CPU: preempted (still runnable) or blocked. */
-int sched_stats_out(struct sched_stats *st, uint64_t time_ns, uint32_t tid,
-		    uint32_t tgid, bool runnable);
-/* @tid got the CPU after waiting @wait_ns on the runqueue (if known). */
-int sched_stats_in(struct sched_stats *st, uint64_t time_ns, uint32_t tid,
-		   uint32_t tgid, bool wait_known, uint64_t wait_ns);
-void sched_stats_migrate(struct sched_stats *st, uint64_t time_ns,
-			 uint32_t tid, uint32_t tgid);
-void sched_stats_name(struct sched_stats *st, uint64_t time_ns, uint32_t tid,
-		      uint32_t tgid, const char *name, size_t len);
+/*
+ * The source of events from @host and @boot_id (either may be NULL: not
+ * known); equal pairs are one source.  Returns its index or -ENOMEM.
+ * Live tools and traces without metadata use source 0.
+ */
+int sched_stats_source(struct sched_stats *st, const char *host,
+		       const char *boot_id);
+/* An event of @cpu at @ts (for the windows of losses); -ENOMEM. */
+int sched_stats_cpu_seen(struct sched_stats *st, uint32_t src, uint32_t cpu,
+			 uint64_t ts);
+/* Returns the thread's index (created on first sight), or -ENOMEM. */
+long sched_stats_thread(struct sched_stats *st, uint32_t src, uint32_t tid,
+			uint32_t tgid);
+/* A switch-out and a switch-in; @res (may be NULL) says what it meant. */
+int sched_stats_out(struct sched_stats *st, const struct sched_ev *e,
+		    struct sched_result *res);
+int sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
+		   struct sched_result *res);
+void sched_stats_migrate(struct sched_stats *st, uint32_t src, uint32_t tid,
+			 uint32_t tgid);
+void sched_stats_name(struct sched_stats *st, uint32_t src, uint64_t time_ns,
+		      uint32_t tid, uint32_t tgid, const char *name,
+		      size_t len);
+/* @count records of @cpu were lost just before @ts. */
+int sched_stats_lost(struct sched_stats *st, uint32_t src, uint64_t ts,
+		     uint32_t cpu, uint64_t count);
+/* A child process the kernel could not follow. */
+int sched_stats_unfollowed(struct sched_stats *st, uint32_t src,
+			   uint32_t pid, uint32_t parent);
 /* A cumulative schedstat sample (the schedstat backend). */
-void sched_stats_sample(struct sched_stats *st, uint64_t time_ns, uint32_t tid,
-			uint32_t tgid, uint64_t run_ns, uint64_t delay_ns,
-			uint64_t slices);
+void sched_stats_sample(struct sched_stats *st, uint32_t src,
+			uint64_t time_ns, uint32_t tid, uint32_t tgid,
+			uint64_t run_ns, uint64_t delay_ns, uint64_t slices);
+/* End thread @i's open interval at @end_ns (into @res, may be NULL). */
+void sched_stats_close(struct sched_stats *st, size_t i, uint64_t end_ns,
+		       struct sched_result *res);
 /* Close open intervals at @end_ns (the end of the observed window). */
 void sched_stats_finish(struct sched_stats *st, uint64_t end_ns);
 /* The log2-microsecond bucket of a delay. */
@@ -72,7 +171,9 @@ struct sched_report_opts {
 	bool json;
 };
 
-/* Threads by total runqueue delay, then the histogram; text or JSON. */
+/* Losses and unfollowed processes: what makes the figures incomplete. */
+void sched_losses_print(const struct sched_stats *st, FILE *out);
+/* Threads by total runqueue wait, then the histogram; text or JSON. */
 void sched_stats_report(struct sched_stats *st,
 			const struct sched_report_opts *o, FILE *out);
 /* The histogram alone, like BCC's runqlat. */

@@ -5,279 +5,59 @@
  * timeline.h for the rules).
  */
 #include <errno.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "sched_read.h"
 #include "timeline.h"
 
 /* One event as read, before ordering. */
 enum {
 	EV_OUT, EV_IN, EV_WAKING, EV_COMM, EV_EXIT, EV_MIGRATE, EV_SCHED_LOST,
-	EV_BEGIN, EV_END, EV_INSTANT, EV_COUNTER, EV_GAUGE, EV_LOST,
+	EV_UNFOLLOWED, EV_BEGIN, EV_END, EV_INSTANT, EV_COUNTER, EV_GAUGE, EV_LOST,
 };
 
 struct raw {
 	uint64_t ts, seq;
 	uint64_t a;		/* delay, waker tid, count, or f64 bits */
-	uint32_t tid, pid;
+	uint64_t total;		/* switches: the runqueue totals */
+	uint32_t count, cpu;
+	uint32_t tid, pid, src;
 	uint32_t name, args;	/* pool offsets (args: unit for counters) */
-	uint8_t type, flag;
+	uint8_t type, flag, bits;
 };
+
+#define RAW_TOTALS 1
+#define RAW_DEAD 2
 
 struct priv {
 	struct raw *raw;
 	size_t nraw, capraw;
-	uint32_t *strtab;	/* open-addressing set of pool offsets */
-	size_t strtab_cap, nstr;
-	uint32_t *tidtab;	/* tid -> thread index + 1 */
+	uint32_t *tidtab;	/* (src, tid) -> thread index + 1 */
 	size_t tidtab_cap;
+	uint32_t src;		/* of the file being read */
 };
-
-static int grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t nc;
-	void *nv;
-
-	if (need <= *cap)
-		return 0;
-	nc = *cap ? *cap : 64;
-	while (nc < need)
-		nc *= 2;
-	nv = realloc(*v, nc * size);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = nc;
-	return 0;
-}
 
 /* Append an element to a TL_VEC-style vector; NULL on ENOMEM. */
 #define PUSH(tl, vec)                                                       \
-	(grow((void **)&(tl)->vec, &(tl)->cap_##vec, (tl)->n_##vec + 1,     \
-	      sizeof(*(tl)->vec)) ? NULL : &(tl)->vec[(tl)->n_##vec++])
-
-/* ---- string pool ---- */
-
-static int pool_put(struct timeline *tl, const void *s, size_t len)
-{
-	if (tl->pool_len + len > UINT32_MAX - 1)
-		return -ENOMEM;
-	if (grow((void **)&tl->pool, &tl->pool_cap, tl->pool_len + len + 1, 1))
-		return -ENOMEM;
-	memcpy(tl->pool + tl->pool_len, s, len);
-	tl->pool_len += len;
-	return 0;
-}
-
-static int pool_printf(struct timeline *tl, const char *fmt, ...)
-{
-	char buf[64];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	return pool_put(tl, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-}
-
-static uint64_t hash_bytes(const void *s, size_t len)
-{
-	const uint8_t *p = s;
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * 1099511628211ull;
-	return h;
-}
-
-/* The pool offset of a NUL-terminated copy of s, shared by equal strings. */
-static int intern(struct timeline *tl, const void *s, size_t len, uint32_t *off)
-{
-	struct priv *p = tl->priv;
-	size_t i;
-
-	if (!len) {
-		*off = 0;
-		return 0;
-	}
-	if (p->nstr * 2 >= p->strtab_cap) {
-		size_t nc = p->strtab_cap ? p->strtab_cap * 2 : 1024;
-		uint32_t *nt = calloc(nc, sizeof(*nt));
-
-		if (!nt)
-			return -ENOMEM;
-		for (size_t j = 0; j < p->strtab_cap; j++) {
-			uint32_t o = p->strtab[j];
-
-			if (!o)
-				continue;
-			i = hash_bytes(tl->pool + o, strlen(tl->pool + o)) & (nc - 1);
-			while (nt[i])
-				i = (i + 1) & (nc - 1);
-			nt[i] = o;
-		}
-		free(p->strtab);
-		p->strtab = nt;
-		p->strtab_cap = nc;
-	}
-	i = hash_bytes(s, len) & (p->strtab_cap - 1);
-	for (; p->strtab[i]; i = (i + 1) & (p->strtab_cap - 1)) {
-		const char *c = tl->pool + p->strtab[i];
-
-		if (!strncmp(c, s, len) && c[len] == 0 && !memchr(s, 0, len)) {
-			*off = p->strtab[i];
-			return 0;
-		}
-	}
-	*off = (uint32_t)tl->pool_len;
-	if (pool_put(tl, s, strnlen(s, len)) || pool_put(tl, "", 1))
-		return -ENOMEM;
-	p->strtab[i] = *off;
-	p->nstr++;
-	return 0;
-}
-
-/* ---- JSON ---- */
-
-static const char hexd[] = "0123456789abcdef";
-
-/* Escape into a buffer; returns the length (at most 6 * len + 2). */
-static size_t json_escape(char *o, const uint8_t *s, size_t len)
-{
-	size_t n = 0;
-
-	o[n++] = '"';
-	for (size_t i = 0; i < len; i++) {
-		uint8_t c = s[i];
-
-		if (c == '"' || c == '\\') {
-			o[n++] = '\\';
-			o[n++] = (char)c;
-		} else if (c == '\n') {
-			o[n++] = '\\';
-			o[n++] = 'n';
-		} else if (c < 0x20 || c == 0x7f || c == '<' || c == '>' ||
-			   c == '&') {
-			/* <, >, & escaped: the text may sit in an HTML page */
-			memcpy(o + n, "\\u00", 4);
-			o[n + 4] = hexd[c >> 4];
-			o[n + 5] = hexd[c & 15];
-			n += 6;
-		} else {
-			o[n++] = (char)c;
-		}
-	}
-	o[n++] = '"';
-	return n;
-}
-
-void tl_json_str(FILE *out, const char *s, size_t len)
-{
-	char buf[6 * 256 + 2];
-	char *o = len > 256 ? malloc(6 * len + 2) : buf;
-
-	if (!o) {
-		fputs("\"\"", out);
-		return;
-	}
-	fwrite(o, 1, json_escape(o, (const uint8_t *)s, len), out);
-	if (o != buf)
-		free(o);
-}
-
-void tl_json_us(FILE *out, uint64_t ns)
-{
-	fprintf(out, "%llu.%03u", (unsigned long long)(ns / 1000),
-		(unsigned int)(ns % 1000));
-}
-
-static int pool_json_str(struct timeline *tl, const void *s, size_t len)
-{
-	char buf[6 * 64 + 2];
-	char *o = len > 64 ? malloc(6 * len + 2) : buf;
-	int ret;
-
-	if (!o)
-		return -ENOMEM;
-	ret = pool_put(tl, o, json_escape(o, s, len));
-	if (o != buf)
-		free(o);
-	return ret;
-}
-
-static int pool_json_value(struct timeline *tl, const struct dial9_value *v)
-{
-	switch (v->type) {
-	case DIAL9_U64:
-		return pool_printf(tl, "%llu", (unsigned long long)v->u64);
-	case DIAL9_I64:
-		return pool_printf(tl, "%lld", (long long)v->i64);
-	case DIAL9_BOOL:
-		return pool_printf(tl, "%s", v->b ? "true" : "false");
-	case DIAL9_F64:
-		if (isfinite(v->f64))
-			return pool_printf(tl, "%.17g", v->f64);
-		return pool_printf(tl, "null");
-	case DIAL9_STR:
-	case DIAL9_ISTR:
-		return pool_json_str(tl, v->str.ptr, v->str.len);
-	case DIAL9_BYTES: {
-		const uint8_t *b = v->str.ptr;
-		int ret = pool_put(tl, "\"", 1);
-
-		for (size_t i = 0; !ret && i < v->str.len; i++) {
-			char h[2] = { hexd[b[i] >> 4], hexd[b[i] & 15] };
-
-			ret = pool_put(tl, h, 2);
-		}
-		return ret ? ret : pool_put(tl, "\"", 1);
-	}
-	default:
-		return pool_printf(tl, "null");
-	}
-}
-
-/* An event's fields as a JSON object in the pool, minus @skip fields. */
-static int pool_args(struct timeline *tl, const struct dial9_record *r,
-		     const char *skip1, const char *skip2, uint32_t *off)
-{
-	const struct dial9_schema *s = r->schema;
-	bool first = true;
-	int ret;
-
-	*off = (uint32_t)tl->pool_len;
-	ret = pool_put(tl, "{", 1);
-	for (uint32_t i = 0; !ret && i < s->nfields; i++) {
-		const char *fn = s->fields[i].name;
-
-		if ((skip1 && !strcmp(fn, skip1)) || (skip2 && !strcmp(fn, skip2)))
-			continue;
-		if (!first)
-			ret = pool_put(tl, ",", 1);
-		first = false;
-		if (!ret)
-			ret = pool_json_str(tl, fn, strlen(fn));
-		if (!ret)
-			ret = pool_put(tl, ":", 1);
-		if (!ret)
-			ret = pool_json_value(tl, &r->values[i]);
-	}
-	if (!ret)
-		ret = pool_put(tl, "}", 2);	/* with the NUL */
-	if (!ret && first)
-		*off = 0;	/* no fields: no args */
-	return ret;
-}
+	(tl_grow((void **)&(tl)->vec, &(tl)->cap_##vec, (tl)->n_##vec + 1,  \
+		 sizeof(*(tl)->vec)) ? NULL : &(tl)->vec[(tl)->n_##vec++])
 
 /* ---- threads ---- */
 
-/* Index of a thread, created on first sight; -1 on ENOMEM. */
-static long thread_get(struct timeline *tl, uint32_t tid, uint32_t pid,
-		       bool create)
+static size_t tid_hash(uint32_t src, uint32_t tid, size_t cap)
+{
+	return ((tid * 2654435761u) ^ (src * 40503u)) & (cap - 1);
+}
+
+/*
+ * Index of a thread of source @src (host, boot id), created on first
+ * sight; -1 on ENOMEM, -2 if absent and not @create.  A tid reused by
+ * another process is another thread.
+ */
+static long thread_get(struct timeline *tl, uint32_t src, uint32_t tid,
+		       uint32_t pid, bool create)
 {
 	struct priv *p = tl->priv;
 	struct tl_thread *t;
@@ -290,7 +70,7 @@ static long thread_get(struct timeline *tl, uint32_t tid, uint32_t pid,
 		if (!nt)
 			return -1;
 		for (size_t j = 0; j < tl->n_threads; j++) {
-			i = (tl->threads[j].tid * 2654435761u) & (nc - 1);
+			i = tid_hash(tl->threads[j].src, tl->threads[j].tid, nc);
 			while (nt[i])
 				i = (i + 1) & (nc - 1);
 			nt[i] = (uint32_t)j + 1;
@@ -299,10 +79,11 @@ static long thread_get(struct timeline *tl, uint32_t tid, uint32_t pid,
 		p->tidtab = nt;
 		p->tidtab_cap = nc;
 	}
-	i = (tid * 2654435761u) & (p->tidtab_cap - 1);
+	i = tid_hash(src, tid, p->tidtab_cap);
 	for (; p->tidtab[i]; i = (i + 1) & (p->tidtab_cap - 1)) {
 		t = &tl->threads[p->tidtab[i] - 1];
-		if (t->tid == tid) {
+		if (t->tid == tid && t->src == src &&
+		    (!pid || !t->pid || t->pid == pid)) {
 			if (!t->pid)
 				t->pid = pid;
 			return (long)p->tidtab[i] - 1;
@@ -314,6 +95,7 @@ static long thread_get(struct timeline *tl, uint32_t tid, uint32_t pid,
 	if (!t)
 		return -1;
 	memset(t, 0, sizeof(*t));
+	t->src = src;
 	t->tid = tid;
 	t->pid = pid;
 	p->tidtab[i] = (uint32_t)tl->n_threads;
@@ -345,12 +127,8 @@ struct fields {			/* of one schema, looked up once */
 	const struct dial9_schema *schema;
 	int type;		/* EV_*, or -1: not wanted */
 	int tid, pid, flag, delay, waker, name, count, unit, value;
+	struct sched_fields sf;	/* sched.* */
 };
-
-static uint64_t fu64(const struct dial9_record *r, int i)
-{
-	return i >= 0 && r->values[i].type == DIAL9_U64 ? r->values[i].u64 : 0;
-}
 
 static double fnum(const struct dial9_record *r, int i)
 {
@@ -377,6 +155,7 @@ static void lookup(struct fields *f, const struct dial9_schema *s)
 		{ "sched.waking", EV_WAKING }, { "sched.comm", EV_COMM },
 		{ "sched.exit", EV_EXIT }, { "sched.migrate", EV_MIGRATE },
 		{ "sched.lost", EV_SCHED_LOST }, { "dial9.lost", EV_LOST },
+		{ "sched.unfollowed", EV_UNFOLLOWED },
 		{ "dial9.counter", EV_COUNTER }, { "dial9.gauge", EV_GAUGE },
 		{ "dial9.instant", EV_INSTANT },
 	};
@@ -384,6 +163,7 @@ static void lookup(struct fields *f, const struct dial9_schema *s)
 	memset(f, 0, sizeof(*f));
 	f->schema = s;
 	f->type = -1;
+	sched_fields_lookup(&f->sf, s);
 	for (size_t i = 0; i < sizeof(sched) / sizeof(sched[0]); i++)
 		if (!strcmp(s->name, sched[i].name))
 			f->type = sched[i].type;
@@ -429,7 +209,7 @@ static int str_field(struct timeline *tl, const struct dial9_record *r, int i,
 		*off = 0;
 		return 0;
 	}
-	return intern(tl, v->str.ptr, v->str.len, off);
+	return tl_intern(tl, v->str.ptr, v->str.len, off);
 }
 
 static int read_event(struct timeline *tl, const struct fields *f,
@@ -437,15 +217,17 @@ static int read_event(struct timeline *tl, const struct fields *f,
 {
 	struct priv *p = tl->priv;
 	struct raw *e;
-	bool sched = f->type <= EV_SCHED_LOST;
-	uint64_t tid = sched ? fu64(r, f->tid) : r->tid;
+	bool sched = f->type <= EV_UNFOLLOWED;
+	uint64_t tid = sched ? sched_fu64(r, f->tid) : r->tid;
 	int ret = 0;
 
-	if (f->type == EV_LOST) {
-		tl->lost_events += fu64(r, f->count);
-		return 0;
+	if (f->type == EV_LOST || f->type == EV_UNFOLLOWED) {
+		if (f->type == EV_LOST)
+			tl->lost_events += sched_fu64(r, f->count);
+		/* no order needed: fed now */
+		return sched_feed(&tl->st, &f->sf, r, p->src);
 	}
-	if (grow((void **)&p->raw, &p->capraw, p->nraw + 1, sizeof(*p->raw)))
+	if (tl_grow((void **)&p->raw, &p->capraw, p->nraw + 1, sizeof(*p->raw)))
 		return -ENOMEM;
 	e = &p->raw[p->nraw];
 	memset(e, 0, sizeof(*e));
@@ -453,41 +235,49 @@ static int read_event(struct timeline *tl, const struct fields *f,
 	e->seq = p->nraw;
 	e->type = (uint8_t)f->type;
 	e->tid = visible(tid) ? (uint32_t)tid : 0;
-	e->pid = sched ? (uint32_t)fu64(r, f->pid) : file_pid;
+	e->pid = sched ? (uint32_t)sched_fu64(r, f->pid) : file_pid;
+	e->src = p->src;
+	e->cpu = f->sf.cpu >= 0 ? (uint32_t)sched_fu64(r, f->sf.cpu) : UINT32_MAX;
 	switch (f->type) {
-	case EV_OUT:
 	case EV_WAKING:
 		e->flag = f->flag >= 0 && r->values[f->flag].type == DIAL9_BOOL &&
 			  r->values[f->flag].b;
-		e->a = fu64(r, f->waker);
+		e->a = sched_fu64(r, f->waker);
 		break;
-	case EV_IN:
-		e->flag = f->flag >= 0 && r->values[f->flag].type == DIAL9_BOOL &&
-			  r->values[f->flag].b;
-		e->a = fu64(r, f->delay);
+	case EV_OUT:
+	case EV_IN: {
+		struct sched_ev ev;
+
+		sched_fields_ev(&f->sf, r, p->src, &ev);
+		e->flag = f->type == EV_OUT ? ev.runnable : ev.wait_known;
+		e->a = ev.wait_ns;
+		e->bits = (ev.totals ? RAW_TOTALS : 0) | (ev.dead ? RAW_DEAD : 0);
+		e->total = ev.runq_total;
+		e->count = ev.runq_count;
 		break;
+	}
 	case EV_COMM:
 		ret = str_field(tl, r, f->name, &e->name);
 		break;
 	case EV_SCHED_LOST:
-		tl->lost_sched += fu64(r, f->count);
-		e->a = fu64(r, f->count);
+		tl->lost_sched += sched_fu64(r, f->count);
+		e->a = sched_fu64(r, f->count);
 		break;
 	case EV_BEGIN:
 	case EV_END:
-		ret = intern(tl, r->schema->name, strlen(r->schema->name),
+		ret = tl_intern(tl, r->schema->name, strlen(r->schema->name),
 			     &e->name);
 		if (!ret)
-			ret = pool_args(tl, r, NULL, NULL, &e->args);
+			ret = tl_pool_args(tl, r, NULL, NULL, &e->args);
 		break;
 	case EV_INSTANT:
 		if (!strcmp(r->schema->name, "dial9.instant")) {
 			ret = str_field(tl, r, f->name, &e->name);
 		} else {
-			ret = intern(tl, r->schema->name,
+			ret = tl_intern(tl, r->schema->name,
 				     strlen(r->schema->name), &e->name);
 			if (!ret)
-				ret = pool_args(tl, r, NULL, NULL, &e->args);
+				ret = tl_pool_args(tl, r, NULL, NULL, &e->args);
 		}
 		break;
 	case EV_COUNTER:
@@ -497,7 +287,7 @@ static int read_event(struct timeline *tl, const struct fields *f,
 		if (!strncmp(r->schema->name, "dial9.", 6))
 			ret = str_field(tl, r, f->name, &e->name);
 		else
-			ret = intern(tl, r->schema->name,
+			ret = tl_intern(tl, r->schema->name,
 				     strlen(r->schema->name), &e->name);
 		if (!ret)
 			ret = str_field(tl, r, f->unit, &e->args);
@@ -512,7 +302,7 @@ static int read_event(struct timeline *tl, const struct fields *f,
 		return 0;	/* idle task, redacted, or no thread */
 	/* a wake-up alone does not make a thread worth a track */
 	if (e->tid && f->type != EV_WAKING &&
-	    thread_get(tl, e->tid, e->pid, true) < 0)
+	    thread_get(tl, e->src, e->tid, e->pid, true) < 0)
 		return -ENOMEM;
 	p->nraw++;
 	return 0;
@@ -536,7 +326,7 @@ static void meta_pid(struct timeline *tl, const struct dial9_record *r,
 			*pid = (uint32_t)strtoul(buf, NULL, 10);
 		}
 		if (kv->key_len == 7 && !memcmp(kv->key, "service", 7) &&
-		    intern(tl, kv->value, kv->value_len, &service))
+		    tl_intern(tl, kv->value, kv->value_len, &service))
 			return;
 	}
 	if (!*pid || !service || tl_service(tl, *pid))
@@ -558,6 +348,7 @@ static int read_file(struct timeline *tl, const char *path)
 	uint32_t pid = 0;
 	int ret;
 
+	((struct priv *)tl->priv)->src = 0;
 	ret = cli_map(path, &file);
 	if (ret)
 		return ret;
@@ -572,11 +363,18 @@ static int read_file(struct timeline *tl, const char *path)
 
 		if (r.kind == DIAL9_REC_STREAM)
 			ncache = 0;	/* schemas are per stream */
-		if (r.kind == DIAL9_REC_METADATA)
+		if (r.kind == DIAL9_REC_METADATA) {
 			meta_pid(tl, &r, &pid);
+			ret = sched_meta_source(&tl->st, &r);
+			if (ret < 0)
+				break;
+			((struct priv *)tl->priv)->src = (uint32_t)ret;
+			ret = 0;
+		}
 		if (r.kind == DIAL9_REC_THREAD && visible(r.tid) &&
 		    r.thread_name[0]) {
-			long ti = thread_get(tl, r.tid, pid, true);
+			long ti = thread_get(tl, ((struct priv *)tl->priv)->src,
+					     r.tid, pid, true);
 
 			if (ti < 0) {
 				ret = -ENOMEM;
@@ -645,7 +443,7 @@ static int span_open(struct timeline *tl, uint32_t ti, const struct raw *e,
 	struct tl_thread *t = &tl->threads[ti];
 	struct tl_span *s;
 
-	if (grow((void **)&t->stack, &t->stack_cap, t->depth + 1,
+	if (tl_grow((void **)&t->stack, &t->stack_cap, t->depth + 1,
 		 sizeof(*t->stack)))
 		return -ENOMEM;
 	s = PUSH(tl, spans);
@@ -730,33 +528,78 @@ static int counter_sample(struct timeline *tl, const struct raw *e)
 	s->value = c->total;
 	s->thread = TL_NONE;
 	if (e->tid) {
-		long ti = thread_get(tl, e->tid, e->pid, false);
+		long ti = thread_get(tl, e->src, e->tid, e->pid, false);
 
 		s->thread = ti >= 0 ? (uint32_t)ti : TL_NONE;
 	}
 	return 0;
 }
 
-/* The thread stops running at ts (switch-out, exit, end of trace). */
-static int run_end(struct timeline *tl, uint32_t ti, uint64_t ts)
+static void raw_ev(const struct raw *e, struct sched_ev *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->ts = e->ts;
+	ev->src = e->src;
+	ev->tid = e->tid;
+	ev->tgid = e->pid;
+	ev->cpu = e->cpu;
+	ev->totals = e->bits & RAW_TOTALS;
+	ev->runq_total = e->total;
+	ev->runq_count = e->count;
+	if (e->type == EV_OUT) {
+		ev->runnable = e->flag;
+		ev->dead = e->bits & RAW_DEAD;
+	} else {
+		ev->wait_known = e->flag;
+		ev->wait_ns = e->a;
+	}
+}
+
+/* The pieces of time sched_stats decided on, as slices of thread ti. */
+static int add_pieces(struct timeline *tl, uint32_t ti,
+		      const struct sched_result *r)
 {
 	struct tl_thread *t = &tl->threads[ti];
 	int ret = 0;
 
-	if (t->state == TL_RUNNING)
-		ret = add_slice(tl, ti, TL_RUNNING, t->since, ts, t->run_flow);
-	t->run_flow = 0;
+	for (int i = 0; i < r->n && !ret; i++) {
+		bool run = r->p[i].state == TL_RUNNING;
+
+		ret = add_slice(tl, ti, r->p[i].state, r->p[i].start,
+				r->p[i].end, run ? t->run_flow : 0);
+		if (run)
+			t->run_flow = 0;
+	}
+	t->state = tl->st.threads[r->thread].state;
+	t->sched = (uint32_t)r->thread + 1;
+	return ret;
+}
+
+static int switch_out(struct timeline *tl, uint32_t ti, const struct raw *e)
+{
+	struct sched_result r;
+	struct sched_ev ev;
+	int ret;
+
+	raw_ev(e, &ev);
+	ret = sched_stats_out(&tl->st, &ev, &r);
+	if (!ret)
+		ret = add_pieces(tl, ti, &r);
+	tl->threads[ti].run_flow = 0;
 	return ret;
 }
 
 static int switch_in(struct timeline *tl, uint32_t ti, const struct raw *e)
 {
 	struct tl_thread *t = &tl->threads[ti];
-	uint64_t w = e->flag ? e->a : 0;
-	int ret = 0;
+	struct sched_result r;
+	struct sched_ev ev;
+	int ret;
 
-	if (t->state == TL_RUNNING)	/* its switch-out was lost */
-		ret = run_end(tl, ti, e->ts);
+	raw_ev(e, &ev);
+	ret = sched_stats_in(&tl->st, &ev, &r);
+	if (!ret)
+		ret = add_pieces(tl, ti, &r);	/* what it did before */
 	if (ret)
 		return ret;
 	if (t->wake_pending) {
@@ -771,34 +614,28 @@ static int switch_in(struct timeline *tl, uint32_t ti, const struct raw *e)
 		t->run_flow = (uint32_t)tl->n_flows;
 		t->wake_pending = false;
 	}
-	if (t->state == TL_RUNNABLE) {
-		ret = add_slice(tl, ti, TL_RUNNABLE, t->since, e->ts, 0);
-	} else if (t->state == TL_BLOCKED) {
-		/* the wait ends the gap; before it the thread slept */
-		if (w > e->ts - t->since)
-			w = e->ts - t->since;
-		ret = add_slice(tl, ti, TL_BLOCKED, t->since, e->ts - w, 0);
-		if (!ret && w)
-			ret = add_slice(tl, ti, TL_RUNNABLE, e->ts - w, e->ts, 0);
-	} else if (t->state != TL_RUNNING && w) {
-		/* first sight: it waited w before this */
-		ret = add_slice(tl, ti, TL_RUNNABLE,
-				e->ts - w > tl->first_ns ? e->ts - w : tl->first_ns,
-				e->ts, 0);
-	}
-	if (!ret && e->flag) {
+	if (r.delay > 0) {
 		struct tl_delay *d = PUSH(tl, delays);
 
 		if (!d)
 			return -ENOMEM;
 		d->ts = e->ts;
-		d->ns = e->a;
+		d->ns = r.delay_ns;
 		d->thread = ti;
 	}
-	t->state = TL_RUNNING;
-	t->since = e->ts;
-	return ret ? ret : sched_stats_in(&tl->st, e->ts, e->tid, e->pid,
-					  e->flag, e->a);
+	return 0;
+}
+
+/* Thread ti's open interval ends with the trace. */
+static int thread_close(struct timeline *tl, uint32_t ti)
+{
+	struct tl_thread *t = &tl->threads[ti];
+	struct sched_result r;
+
+	if (!t->sched)
+		return 0;
+	sched_stats_close(&tl->st, t->sched - 1, tl->last_ns, &r);
+	return add_pieces(tl, ti, &r);
 }
 
 static int add_mark(struct timeline *tl, const struct raw *e, long ti)
@@ -814,11 +651,11 @@ static int add_mark(struct timeline *tl, const struct raw *e, long ti)
 	m->args = e->args;
 	if (e->type == EV_SCHED_LOST) {
 		m->thread = TL_NONE;
-		if (intern(tl, "sched.lost", 10, &m->name))
+		if (tl_intern(tl, "sched.lost", 10, &m->name))
 			return -ENOMEM;
 		m->args = (uint32_t)tl->pool_len;
-		if (pool_printf(tl, "{\"records\":%llu}",
-				(unsigned long long)e->a) || pool_put(tl, "", 1))
+		if (tl_pool_printf(tl, "{\"records\":%llu}",
+				(unsigned long long)e->a) || tl_pool_put(tl, "", 1))
 			return -ENOMEM;
 	}
 	return 0;
@@ -826,22 +663,21 @@ static int add_mark(struct timeline *tl, const struct raw *e, long ti)
 
 static int replay_one(struct timeline *tl, const struct raw *e)
 {
-	long ti = e->tid ? thread_get(tl, e->tid, e->pid, false) : -2;
+	long ti = e->tid ? thread_get(tl, e->src, e->tid, e->pid, false) : -2;
 	struct tl_thread *t = ti >= 0 ? &tl->threads[ti] : NULL;
-	int ret;
 
 	switch (e->type) {
 	case EV_OUT:
-		ret = run_end(tl, (uint32_t)ti, e->ts);
-		t->state = e->flag ? TL_RUNNABLE : TL_BLOCKED;
-		t->since = e->ts;
-		return ret ? ret : sched_stats_out(&tl->st, e->ts, e->tid,
-						   e->pid, e->flag);
+		return switch_out(tl, (uint32_t)ti, e);
 	case EV_IN:
 		return switch_in(tl, (uint32_t)ti, e);
 	case EV_WAKING: {
-		long wi = visible(e->a) ? thread_get(tl, (uint32_t)e->a, 0,
-						     false) : -2;
+		long wi = visible(e->a) ? thread_get(tl, e->src, (uint32_t)e->a,
+						     0, false) : -2;
+
+		if (e->cpu != UINT32_MAX &&
+		    sched_stats_cpu_seen(&tl->st, e->src, e->cpu, e->ts))
+			return -ENOMEM;
 
 		/* only a wake-up that makes a sleeping thread runnable */
 		if (t && wi >= 0 && wi != ti && !e->flag &&
@@ -857,20 +693,22 @@ static int replay_one(struct timeline *tl, const struct raw *e)
 			    1, e->ts);
 		return 0;
 	case EV_EXIT:
-		ret = run_end(tl, (uint32_t)ti, e->ts);
-		t->state = 0;
+		/* it runs on to its last switch-out (state X) */
 		t->wake_pending = false;
 		while (t->depth)
 			span_close_top(tl, t, e->ts, false, 0);
-		return ret;
+		return 0;
 	case EV_MIGRATE:
-		sched_stats_migrate(&tl->st, e->ts, e->tid, e->pid);
+		sched_stats_migrate(&tl->st, e->src, e->tid, e->pid);
 		return 0;
 	case EV_BEGIN:
 		return t ? span_open(tl, (uint32_t)ti, e, e->ts, 0) : 0;
 	case EV_END:
 		return t ? span_end(tl, (uint32_t)ti, e) : 0;
 	case EV_SCHED_LOST:
+		if (sched_stats_lost(&tl->st, e->src, e->ts, e->cpu, e->a))
+			return -ENOMEM;
+		return add_mark(tl, e, ti);
 	case EV_INSTANT:
 		return add_mark(tl, e, ti);
 	case EV_COUNTER:
@@ -922,7 +760,7 @@ static int span_depths(struct timeline *tl)
 			n = 0;
 		while (n && ends[n - 1] <= s->start)
 			n--;
-		if (grow((void **)&ends, &cap, n + 1, sizeof(*ends))) {
+		if (tl_grow((void **)&ends, &cap, n + 1, sizeof(*ends))) {
 			free(ends);
 			return -ENOMEM;
 		}
@@ -950,11 +788,7 @@ static int replay(struct timeline *tl)
 	for (size_t i = 0; i < tl->n_threads && !ret; i++) {
 		struct tl_thread *t = &tl->threads[i];
 
-		if (t->state == TL_RUNNING)
-			ret = run_end(tl, (uint32_t)i, tl->last_ns);
-		else if (t->state)
-			ret = add_slice(tl, (uint32_t)i, t->state, t->since,
-					tl->last_ns, 0);
+		ret = thread_close(tl, (uint32_t)i);
 		while (t->depth)
 			span_close_top(tl, t, tl->last_ns, false, 0);
 	}
@@ -978,7 +812,7 @@ int tl_load(struct timeline *tl, char **paths, int n, const char *what)
 	memset(tl, 0, sizeof(*tl));
 	sched_stats_init(&tl->st);
 	tl->priv = p;
-	if (!p || pool_put(tl, "", 1)) {
+	if (!p || tl_pool_put(tl, "", 1)) {
 		fprintf(stderr, "dial9: out of memory\n");
 		return -1;
 	}
@@ -994,9 +828,9 @@ int tl_load(struct timeline *tl, char **paths, int n, const char *what)
 			fprintf(stderr, "dial9: out of memory\n");
 	}
 	free(p->raw);
-	free(p->strtab);
+	free(tl->strtab);
 	p->raw = NULL;
-	p->strtab = NULL;
+	tl->strtab = NULL;
 	return ret ? -1 : 0;
 }
 
@@ -1016,9 +850,9 @@ void tl_free(struct timeline *tl)
 	free(tl->delays);
 	free(tl->procs);
 	free(tl->pool);
+	free(tl->strtab);
 	if (p) {
 		free(p->raw);
-		free(p->strtab);
 		free(p->tidtab);
 		free(p);
 	}

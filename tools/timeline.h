@@ -6,11 +6,13 @@
  * and `dial9 report`.
  *
  * All events of all files are read, ordered by timestamp (batches and
- * segments interleave), then replayed:
- *  - sched.switch_out ends a running slice; the thread is runnable
- *    (preempted) or blocked until its next sched.switch_in.
- *  - sched.switch_in with delay_known splits a blocked gap: the last
- *    runq_delay_ns of it were runnable (woken, waiting for a CPU).
+ * segments interleave), then replayed.  Threads are keyed by the source
+ * of their file (host, boot_id), pid and tid.
+ *  - sched.switch_out and sched.switch_in go through sched_stats, which
+ *    says what the thread did since its previous event: running, then
+ *    runnable (preempted) or blocked until its next switch-in, whose wait
+ *    (whole, from the totals, where known) ends a blocked gap as runnable
+ *    time; unknown where the gap spans a loss of records (sched.lost).
  *  - sched.waking of a blocked thread by another traced thread is a flow
  *    from the waker (at the waking) to the wakee's next switch-in; a
  *    waking from interrupt context names whoever was interrupted, so it
@@ -25,9 +27,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "dial9.h"
 #include "sched_stats.h"
 
-enum tl_state { TL_RUNNING = 1, TL_RUNNABLE, TL_BLOCKED };
+/* Slice states: those of sched_stats, which decides them. */
+enum tl_state {
+	TL_RUNNING = SCHED_RUNNING, TL_RUNNABLE = SCHED_RUNNABLE,
+	TL_BLOCKED = SCHED_BLOCKED, TL_UNKNOWN = SCHED_UNKNOWN,
+};
 
 #define TL_NONE UINT32_MAX	/* "no thread": a process-wide mark */
 
@@ -80,13 +87,13 @@ struct tl_delay {
 };
 
 struct tl_thread {
-	uint32_t tid, pid;
+	uint32_t src, tid, pid;	/* src: sched_stats source */
 	char name[64];
 	int name_prio;		/* 2: the application's, 1: comm */
 	uint64_t name_ts;
+	uint32_t sched;		/* index + 1 in st.threads, 0 none */
 	/* replay state */
-	int state;
-	uint64_t since;
+	int state;		/* as sched_stats has it */
 	uint32_t *stack;	/* open spans */
 	size_t depth, stack_cap;
 	bool wake_pending;	/* woken by a traced thread, not yet run */
@@ -120,8 +127,21 @@ struct timeline {
 	uint64_t unmatched_ends;	/* span ends nothing could pair */
 	unsigned int files;
 	/* private */
+	uint32_t *strtab;		/* open-addressing set of pool offsets */
+	size_t strtab_cap, nstr;
 	void *priv;
 };
+
+/* For timeline.c and tl_pool.c: growth of vectors, the string pool. */
+int tl_grow(void **v, size_t *cap, size_t need, size_t size);
+int tl_pool_put(struct timeline *tl, const void *s, size_t len);
+int tl_pool_printf(struct timeline *tl, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The pool offset of a NUL-terminated copy of s, shared by equal strings. */
+int tl_intern(struct timeline *tl, const void *s, size_t len, uint32_t *off);
+/* An event's fields as a JSON object in the pool, minus @skip fields. */
+int tl_pool_args(struct timeline *tl, const struct dial9_record *r,
+		 const char *skip1, const char *skip2, uint32_t *off);
 
 /*
  * Read and replay the traces at @paths (with progress labelled @what).

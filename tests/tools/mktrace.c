@@ -4,6 +4,8 @@
  *
  *   mktrace synth DIR    two segment files with exactly known content
  *                        (what check_export.js and report_browser.js expect)
+ *   mktrace sched DIR    traces of scheduler losses and totals, one
+ *                        directory per case (what check_sched.js expects)
  *   mktrace record DIR   a real recording through the perf backend: two
  *                        threads ping-pong through pipes inside spans,
  *                        with counters; exit 77 where perf is not permitted
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -185,6 +188,175 @@ static int synth(const char *dir)
 	return 0;
 }
 
+/* ---- scheduler totals and losses (check_sched.js) ---- */
+
+enum { S_OUT = 1, S_IN, S_LOST, S_UNF, S_OUT0, S_IN0 };
+
+/* switch_out and switch_in as dial9.ko writes them: with totals */
+static const struct dial9_field f_out9[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
+	{ "state", DIAL9_U64 }, { "preempted", DIAL9_BOOL },
+	{ "next_tid", DIAL9_U64 }, { "runq_total_ns", DIAL9_U64 },
+	{ "runq_count", DIAL9_U64 }, { "totals_known", DIAL9_BOOL },
+};
+static const struct dial9_field f_in9[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
+	{ "runq_delay_ns", DIAL9_U64 }, { "delay_known", DIAL9_BOOL },
+	{ "prev_tid", DIAL9_U64 }, { "runq_total_ns", DIAL9_U64 },
+	{ "runq_count", DIAL9_U64 }, { "totals_known", DIAL9_BOOL },
+};
+static const struct dial9_field f_lost[] = {
+	{ "cpu", DIAL9_U64 }, { "count", DIAL9_U64 },
+};
+static const struct dial9_field f_unf[] = {
+	{ "pid", DIAL9_U64 }, { "parent_pid", DIAL9_U64 },
+};
+
+/* A stream of scheduler events of the sched.* schemas. */
+static void sched_begin(struct dial9_encoder *e, const char *host,
+			const char *boot)
+{
+	const char *k[] = { "pid", "host", "boot_id" };
+	const char *v[] = { "1", host, boot };
+
+	CHECK(dial9_encoder_begin_stream(e));
+	CHECK(dial9_encoder_metadata(e, host ? 3 : 1, k, v));
+	CHECK(dial9_encoder_end_stream(e));
+	CHECK(dial9_encoder_begin_stream(e));
+	CHECK(dial9_encoder_schema(e, S_OUT, DIAL9_KIND_INSTANT, "sched.switch_out", 9, f_out9));
+	CHECK(dial9_encoder_schema(e, S_IN, DIAL9_KIND_INSTANT, "sched.switch_in", 9, f_in9));
+	CHECK(dial9_encoder_schema(e, S_OUT0, DIAL9_KIND_INSTANT, "sched.switch_out", 6, f_out));
+	CHECK(dial9_encoder_schema(e, S_IN0, DIAL9_KIND_INSTANT, "sched.switch_in", 6, f_in));
+	CHECK(dial9_encoder_schema(e, S_LOST, DIAL9_KIND_INSTANT, "sched.lost", 2, f_lost));
+	CHECK(dial9_encoder_schema(e, S_UNF, DIAL9_KIND_INSTANT, "sched.unfollowed", 2, f_unf));
+}
+
+/* total_ns < 0: an older module's record, without totals */
+static void s_out(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
+		  bool pre, long long total_ns, uint64_t count)
+{
+	struct dial9_value v[9] = {
+		dial9_u64(tid), dial9_u64(tid), dial9_u64((uint64_t)cpu),
+		dial9_u64(pre ? 0 : 1), dial9_bool(pre), dial9_u64(0),
+		dial9_u64(total_ns < 0 ? 0 : (uint64_t)total_ns),
+		dial9_u64(count), dial9_bool(total_ns >= 0),
+	};
+
+	CHECK(dial9_encoder_event(e, total_ns < 0 ? S_OUT0 : S_OUT, US(t), v));
+}
+
+static void s_in(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
+		 uint64_t wait_ns, long long total_ns, uint64_t count)
+{
+	struct dial9_value v[9] = {
+		dial9_u64(tid), dial9_u64(tid), dial9_u64((uint64_t)cpu),
+		dial9_u64(wait_ns), dial9_bool(true), dial9_u64(0),
+		dial9_u64(total_ns < 0 ? 0 : (uint64_t)total_ns),
+		dial9_u64(count), dial9_bool(total_ns >= 0),
+	};
+
+	CHECK(dial9_encoder_event(e, total_ns < 0 ? S_IN0 : S_IN, US(t), v));
+}
+
+static void s_lost(struct dial9_encoder *e, double t, int cpu, uint64_t n)
+{
+	struct dial9_value v[2] = { dial9_u64((uint64_t)cpu), dial9_u64(n) };
+
+	CHECK(dial9_encoder_event(e, S_LOST, US(t), v));
+}
+
+static void s_save(struct dial9_encoder *e, const char *dir, const char *sub,
+		   const char *name)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, sub);
+	if (mkdir(path, 0755) && errno != EEXIST) {
+		perror(path);
+		exit(1);
+	}
+	CHECK(dial9_encoder_end_stream(e));
+	snprintf(path, sizeof(path), "%s/%s", dir, sub);
+	save(e, path, name);
+}
+
+/* Times in microseconds after T0, totals in ns. */
+static int sched_cases(const char *dir)
+{
+	struct dial9_encoder *e;
+
+	CHECK(dial9_encoder_new(&e));
+
+	/*
+	 * migrated/: 201 waits 3500 ns in all, 500 of them on the CPU it
+	 * runs on; 202 is new (never ran) and waits twice; 203 is first seen
+	 * at a switch-in with 7 runs behind it: its wait began unseen.
+	 */
+	sched_begin(e, NULL, NULL);
+	s_out(e, 0, 201, 0, false, 1000, 5);
+	s_in(e, 1, 202, 1, 700, 0, 0);
+	s_out(e, 3, 202, 1, false, 700, 1);
+	s_in(e, 10, 201, 1, 500, 4000, 5);
+	s_in(e, 20, 203, 0, 400, 5000, 7);
+	s_in(e, 30, 202, 0, 200, 1000, 1);
+	s_out(e, 40, 202, 0, false, 1200, 2);
+	s_out(e, 40, 201, 1, false, 4500, 6);
+	s_out(e, 40, 203, 0, false, 5400, 8);
+	s_save(e, dir, "migrated", "00000001.dial9");
+
+	/*
+	 * lost/ (no totals, as an older module writes): 301 blocks at 100 on
+	 * CPU 0; CPU 1, last seen at 120, loses 5 records before 150; 301
+	 * runs at 200 after 30 us on CPU 0's runqueue.
+	 */
+	sched_begin(e, NULL, NULL);
+	s_in(e, 0, 301, 0, 10000, -1, 0);
+	s_in(e, 1, 302, 1, 0, -1, 0);
+	s_out(e, 100, 301, 0, false, -1, 0);
+	s_out(e, 120, 302, 1, false, -1, 0);
+	s_lost(e, 150, 1, 5);
+	s_in(e, 200, 301, 0, 30000, -1, 0);
+	s_out(e, 300, 301, 0, false, -1, 0);
+	s_save(e, dir, "lost", "00000001.dial9");
+
+	/*
+	 * lostin/: 401's three switch-ins between its switch-out (count 5)
+	 * and this switch-in (count 8) were lost with 6 records of CPU 1;
+	 * a child process 777 of 400 could not be followed.
+	 */
+	sched_begin(e, NULL, NULL);
+	s_out(e, 0, 401, 0, false, 1000, 5);
+	s_out(e, 5, 402, 1, false, 0, 1);
+	s_lost(e, 50, 1, 6);
+	{
+		struct dial9_value v[2] = { dial9_u64(777), dial9_u64(400) };
+
+		CHECK(dial9_encoder_event(e, S_UNF, US(60), v));
+	}
+	s_in(e, 100, 401, 0, 500, 9000, 8);
+	s_out(e, 110, 401, 0, false, 9500, 9);
+	s_save(e, dir, "lostin", "00000001.dial9");
+
+	/*
+	 * hosts/: tid 500 on two hosts; the second segment of alpha's
+	 * recording has the same tid again: the same thread.
+	 */
+	sched_begin(e, "alpha", "aaaa-1");
+	s_in(e, 0, 500, 0, 1000, -1, 0);
+	s_out(e, 10, 500, 0, true, -1, 0);
+	s_save(e, dir, "hosts", "alpha-1.dial9");
+	sched_begin(e, "beta", "bbbb-1");
+	s_in(e, 0, 500, 0, 2000, -1, 0);
+	s_out(e, 10, 500, 0, true, -1, 0);
+	s_save(e, dir, "hosts", "beta-1.dial9");
+	sched_begin(e, "alpha", "aaaa-1");
+	s_in(e, 20, 500, 0, 4000, -1, 0);
+	s_out(e, 30, 500, 0, false, -1, 0);
+	s_save(e, dir, "hosts", "alpha-2.dial9");
+	dial9_encoder_free(e);
+	return 0;
+}
+
 /* ---- a real recording ---- */
 
 DIAL9_SPAN_TYPE(round_span, "round", DIAL9_FIELD(U64, i));
@@ -251,8 +423,10 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "synth"))
 		return synth(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "sched"))
+		return sched_cases(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "record"))
 		return record(argv[2]);
-	fprintf(stderr, "usage: mktrace synth|record DIR\n");
+	fprintf(stderr, "usage: mktrace synth|sched|record DIR\n");
 	return 2;
 }

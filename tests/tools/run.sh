@@ -26,6 +26,30 @@ node tests/tools/report_browser.js "$B/report.html" "$B/report.png" \
 	  "histBars":3,"worst":4,"firstWorst":{"name":"worker-b","us":"100.0"}}' ||
 	bad "report (synthetic)"
 
+step "scheduler totals and losses: dial9 sched --json, info"
+rm -rf "$B/sched"
+mkdir -p "$B/sched"
+"$B/mktrace" sched "$B/sched"
+for c in migrated lost lostin hosts; do
+	"$D9" sched --json "$B/sched/$c" > "$B/sched/$c.json" ||
+		bad "sched --json $c"
+done
+node tests/tools/check_sched.js "$B/sched" || bad "sched (synthetic)"
+"$D9" sched "$B/sched/lostin" > "$B/sched/lostin.txt"
+head -1 "$B/sched/lostin.txt" | grep -q '^lost: 6 scheduler records' ||
+	bad "sched: losses not at the top"
+grep -q '^UNFOLLOWED: 1 processes .*: 777$' "$B/sched/lostin.txt" ||
+	bad "sched: unfollowed process not reported"
+"$D9" info "$B/sched/lost" > "$B/sched/info.txt"
+head -1 "$B/sched/info.txt" | grep -q '^lost: 5 scheduler records' ||
+	bad "info: scheduler losses not at the top"
+grep -q 'window .* cpu 1: 5 records' "$B/sched/info.txt" ||
+	bad "info: no loss window"
+"$D9" export --perfetto "$B/sched/lost" -o "$B/sched/lost-export.json"
+grep -q '"name":"unknown"' "$B/sched/lost-export.json" ||
+	bad "export: no unknown slice across the loss"
+echo "ok     sched and info text, export across a loss"
+
 step "corrupt input: message with file and offset, exit 1, no output"
 # a stream header, then an event of a type no schema declared
 head -c 5 "$B/synth/00000001.dial9" > "$B/corrupt/bad.dial9"

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+/*
+ * check_sched.js DIR - `dial9 sched --json` of the traces of
+ * `mktrace sched` (DIR/CASE.json): whole waits from the scheduler's
+ * totals, unknown waits and states across losses, exact totals after
+ * lost switch-ins, and threads of two hosts kept apart.  The expected
+ * figures follow from the events mktrace.c writes, by the rules of
+ * docs/cli.md, not from the tool's output.
+ */
+"use strict";
+const fs = require("fs");
+
+const dir = process.argv[2];
+let failed = 0;
+
+function check(ok, what) {
+  console.log((ok ? "ok     " : "FAILED ") + what);
+  if (!ok) failed = 1;
+}
+
+function load(name) {
+  return JSON.parse(fs.readFileSync(`${dir}/${name}.json`, "utf8"));
+}
+
+function thread(j, tid, host) {
+  return j.threads.find((t) => t.tid === tid && (!host || t.host === host));
+}
+
+/* (a) out at total 1000 count 5, in at total 4000 count 5 after 500 ns here */
+{
+  const j = load("migrated");
+  const a = thread(j, 201), n = thread(j, 202), s = thread(j, 203);
+
+  check(a.delay.count === 1 && a.delay.max_ns === 3500,
+        "migrated wait: whole, 3000 ns elsewhere + 500 ns here = 3500 ns");
+  check(a.runq_total_ns === 3500 && a.waits === 1 && a.unknown_delays === 0,
+        "migrated wait: total 3500 ns in 1 wait");
+  check(a.runnable_ns === 3500 && a.blocked_ns === 10000 - 3500,
+        "migrated wait: blocked until the whole wait began");
+  /* new thread: 700 ns to its first run, then 1000 - 700 + 200 */
+  check(n.delay.count === 2 && n.delay.max_ns === 700 &&
+        n.delay.sum_ns === 1200, "new thread: both waits exact (700, 500)");
+  check(n.runq_total_ns === 1200 && n.waits === 2,
+        "new thread: total 1200 ns in 2 waits, from its creation");
+  check(n.runq_total_ns === n.delay.sum_ns && n.waits === n.delay.count,
+        "nothing unknown: the total is the sum of the waits");
+  /* first seen at a switch-in with 7 runs behind: start unseen */
+  check(s.delay.count === 0 && s.unknown_delays === 1,
+        "wait begun before the trace: unknown, not measured");
+  check(s.runq_total_ns === 400 && s.waits === 1,
+        "wait begun before the trace: its last 400 ns count in the total");
+  check(j.lost === 0 && j.loss_windows.length === 0, "no losses reported");
+}
+
+/* (b) no totals: CPU 1 lost records in [120, 150] us during 301's wait */
+{
+  const j = load("lost");
+  const t = thread(j, 301);
+  const T0 = 1000000000000;
+
+  check(j.lost === 5 && j.lost_by_cpu.length === 1 &&
+        j.lost_by_cpu[0].cpu === 1 && j.lost_by_cpu[0].records === 5,
+        "5 scheduler records lost on CPU 1");
+  check(j.loss_windows.length === 1 &&
+        j.loss_windows[0].from_ns === T0 + 120000 &&
+        j.loss_windows[0].to_ns === T0 + 150000,
+        "its window: from CPU 1's last event to the LOST record");
+  check(t.unknown_delays === 1 && t.delay.count === 1 &&
+        t.delay.max_ns === 10000,
+        "the wait across the loss is unknown, not 30 us");
+  check(t.unknown_ns === 50000 && t.blocked_ns === 20000 &&
+        t.runnable_ns === 30000,
+        "state: blocked 100-120, unknown 120-170, runnable 170-200 us");
+}
+
+/* (c) totals: three switch-ins lost (count 5 -> 8) */
+{
+  const j = load("lostin");
+  const t = thread(j, 401);
+
+  check(t.unknown_delays === 1 && t.delay.count === 0,
+        "lost switch-ins: the wait is unknown");
+  check(t.runq_total_ns === 9500 - 1000 && t.waits === 9 - 5,
+        "lost switch-ins: the total (8500 ns) and count (4) stay exact");
+  check(t.unknown_ns > 0 && t.on_cpu_ns === 10000,
+        "lost switch-ins: the time between is unknown, the last run known");
+  check(j.unfollowed.length === 1 && j.unfollowed[0].pid === 777 &&
+        j.unfollowed[0].parent_pid === 400, "the unfollowed child is reported");
+}
+
+/* (d) tid 500 on hosts alpha (two segments) and beta */
+{
+  const j = load("hosts");
+  const all = j.threads.filter((t) => t.tid === 500);
+  const a = thread(j, 500, "alpha"), b = thread(j, 500, "beta");
+
+  check(all.length === 2 && a && b, "two hosts, one tid: two threads");
+  check(a.switches === 2 && a.delay.count === 2 && a.runq_total_ns === 5000,
+        "alpha's two segments are one thread (1000 + 4000 ns)");
+  check(b.switches === 1 && b.runq_total_ns === 2000, "beta's thread alone");
+}
+
+process.exit(failed);

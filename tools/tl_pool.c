@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tl_pool.c - the timeline's string pool (interned, NUL-terminated
+ * strings) and the JSON it writes into the pool and out.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timeline.h"
+
+int tl_grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	size_t nc;
+	void *nv;
+
+	if (need <= *cap)
+		return 0;
+	nc = *cap ? *cap : 64;
+	while (nc < need)
+		nc *= 2;
+	nv = realloc(*v, nc * size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = nc;
+	return 0;
+}
+
+/* ---- string pool ---- */
+
+int tl_pool_put(struct timeline *tl, const void *s, size_t len)
+{
+	if (tl->pool_len + len > UINT32_MAX - 1)
+		return -ENOMEM;
+	if (tl_grow((void **)&tl->pool, &tl->pool_cap, tl->pool_len + len + 1, 1))
+		return -ENOMEM;
+	memcpy(tl->pool + tl->pool_len, s, len);
+	tl->pool_len += len;
+	return 0;
+}
+
+int tl_pool_printf(struct timeline *tl, const char *fmt, ...)
+{
+	char buf[64];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return tl_pool_put(tl, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+static uint64_t hash_bytes(const void *s, size_t len)
+{
+	const uint8_t *p = s;
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
+}
+
+/* The pool offset of a NUL-terminated copy of s, shared by equal strings. */
+int tl_intern(struct timeline *tl, const void *s, size_t len, uint32_t *off)
+{
+	size_t i;
+
+	if (!len) {
+		*off = 0;
+		return 0;
+	}
+	if (tl->nstr * 2 >= tl->strtab_cap) {
+		size_t nc = tl->strtab_cap ? tl->strtab_cap * 2 : 1024;
+		uint32_t *nt = calloc(nc, sizeof(*nt));
+
+		if (!nt)
+			return -ENOMEM;
+		for (size_t j = 0; j < tl->strtab_cap; j++) {
+			uint32_t o = tl->strtab[j];
+
+			if (!o)
+				continue;
+			i = hash_bytes(tl->pool + o, strlen(tl->pool + o)) & (nc - 1);
+			while (nt[i])
+				i = (i + 1) & (nc - 1);
+			nt[i] = o;
+		}
+		free(tl->strtab);
+		tl->strtab = nt;
+		tl->strtab_cap = nc;
+	}
+	i = hash_bytes(s, len) & (tl->strtab_cap - 1);
+	for (; tl->strtab[i]; i = (i + 1) & (tl->strtab_cap - 1)) {
+		const char *c = tl->pool + tl->strtab[i];
+
+		if (!strncmp(c, s, len) && c[len] == 0 && !memchr(s, 0, len)) {
+			*off = tl->strtab[i];
+			return 0;
+		}
+	}
+	*off = (uint32_t)tl->pool_len;
+	if (tl_pool_put(tl, s, strnlen(s, len)) || tl_pool_put(tl, "", 1))
+		return -ENOMEM;
+	tl->strtab[i] = *off;
+	tl->nstr++;
+	return 0;
+}
+
+/* ---- JSON ---- */
+
+static const char hexd[] = "0123456789abcdef";
+
+/* Escape into a buffer; returns the length (at most 6 * len + 2). */
+static size_t json_escape(char *o, const uint8_t *s, size_t len)
+{
+	size_t n = 0;
+
+	o[n++] = '"';
+	for (size_t i = 0; i < len; i++) {
+		uint8_t c = s[i];
+
+		if (c == '"' || c == '\\') {
+			o[n++] = '\\';
+			o[n++] = (char)c;
+		} else if (c == '\n') {
+			o[n++] = '\\';
+			o[n++] = 'n';
+		} else if (c < 0x20 || c == 0x7f || c == '<' || c == '>' ||
+			   c == '&') {
+			/* <, >, & escaped: the text may sit in an HTML page */
+			memcpy(o + n, "\\u00", 4);
+			o[n + 4] = hexd[c >> 4];
+			o[n + 5] = hexd[c & 15];
+			n += 6;
+		} else {
+			o[n++] = (char)c;
+		}
+	}
+	o[n++] = '"';
+	return n;
+}
+
+void tl_json_str(FILE *out, const char *s, size_t len)
+{
+	char buf[6 * 256 + 2];
+	char *o = len > 256 ? malloc(6 * len + 2) : buf;
+
+	if (!o) {
+		fputs("\"\"", out);
+		return;
+	}
+	fwrite(o, 1, json_escape(o, (const uint8_t *)s, len), out);
+	if (o != buf)
+		free(o);
+}
+
+void tl_json_us(FILE *out, uint64_t ns)
+{
+	fprintf(out, "%llu.%03u", (unsigned long long)(ns / 1000),
+		(unsigned int)(ns % 1000));
+}
+
+static int pool_json_str(struct timeline *tl, const void *s, size_t len)
+{
+	char buf[6 * 64 + 2];
+	char *o = len > 64 ? malloc(6 * len + 2) : buf;
+	int ret;
+
+	if (!o)
+		return -ENOMEM;
+	ret = tl_pool_put(tl, o, json_escape(o, s, len));
+	if (o != buf)
+		free(o);
+	return ret;
+}
+
+static int pool_json_value(struct timeline *tl, const struct dial9_value *v)
+{
+	switch (v->type) {
+	case DIAL9_U64:
+		return tl_pool_printf(tl, "%llu", (unsigned long long)v->u64);
+	case DIAL9_I64:
+		return tl_pool_printf(tl, "%lld", (long long)v->i64);
+	case DIAL9_BOOL:
+		return tl_pool_printf(tl, "%s", v->b ? "true" : "false");
+	case DIAL9_F64:
+		if (isfinite(v->f64))
+			return tl_pool_printf(tl, "%.17g", v->f64);
+		return tl_pool_printf(tl, "null");
+	case DIAL9_STR:
+	case DIAL9_ISTR:
+		return pool_json_str(tl, v->str.ptr, v->str.len);
+	case DIAL9_BYTES: {
+		const uint8_t *b = v->str.ptr;
+		int ret = tl_pool_put(tl, "\"", 1);
+
+		for (size_t i = 0; !ret && i < v->str.len; i++) {
+			char h[2] = { hexd[b[i] >> 4], hexd[b[i] & 15] };
+
+			ret = tl_pool_put(tl, h, 2);
+		}
+		return ret ? ret : tl_pool_put(tl, "\"", 1);
+	}
+	default:
+		return tl_pool_printf(tl, "null");
+	}
+}
+
+/* An event's fields as a JSON object in the pool, minus @skip fields. */
+int tl_pool_args(struct timeline *tl, const struct dial9_record *r,
+		     const char *skip1, const char *skip2, uint32_t *off)
+{
+	const struct dial9_schema *s = r->schema;
+	bool first = true;
+	int ret;
+
+	*off = (uint32_t)tl->pool_len;
+	ret = tl_pool_put(tl, "{", 1);
+	for (uint32_t i = 0; !ret && i < s->nfields; i++) {
+		const char *fn = s->fields[i].name;
+
+		if ((skip1 && !strcmp(fn, skip1)) || (skip2 && !strcmp(fn, skip2)))
+			continue;
+		if (!first)
+			ret = tl_pool_put(tl, ",", 1);
+		first = false;
+		if (!ret)
+			ret = pool_json_str(tl, fn, strlen(fn));
+		if (!ret)
+			ret = tl_pool_put(tl, ":", 1);
+		if (!ret)
+			ret = pool_json_value(tl, &r->values[i]);
+	}
+	if (!ret)
+		ret = tl_pool_put(tl, "}", 2);	/* with the NUL */
+	if (!ret && first)
+		*off = 0;	/* no fields: no args */
+	return ret;
+}
+
