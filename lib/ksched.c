@@ -7,14 +7,29 @@
  * merges the per-CPU streams by timestamp.  Each CPU's stream is already in
  * time order; across CPUs a record can be published slightly after a later
  * one, so only records older than the caller's horizon are released.
+ *
+ * With a reader thread (opts.reader_thread), copying out is that thread's
+ * only job: it sleeps in poll() on the rings' watermark (and an eventfd
+ * for stop), wakes at least once a second, and appends records to a
+ * per-CPU inbox under a mutex.  The caller of dial9_ksched_drain() (the
+ * recorder's flush thread, which also encodes, writes and is niced) moves
+ * the inboxes over in one memcpy each and merges them without the lock,
+ * so however slow it is, the kernel rings are emptied at the pace they
+ * fill.  An inbox holds at most inbox_limit bytes; past that, records are
+ * dropped, counted with the kernel's losses, and announced by a LOST
+ * record like the kernel's.
  */
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <linux/dial9.h>
@@ -26,7 +41,12 @@
 struct kq {
 	unsigned char *buf;
 	size_t len, cap, off;
+	uint64_t dropped;	/* inbox full: not yet announced */
 };
+
+/* Most bytes an inbox holds: this many rings' worth, and at least 8 MiB. */
+#define KQ_INBOX_RINGS	8
+#define KQ_INBOX_MIN	(8u << 20)
 
 struct dial9_ksched {
 	const char *backend;
@@ -37,9 +57,22 @@ struct dial9_ksched {
 	struct dial9_ring_ctrl **ctrl;
 	unsigned char **data;
 	struct kq *q;
+	uint64_t *lost_seen;		/* per CPU: in the kernel's LOST records */
 	struct dial9_perf *perf;	/* the perf backend, if used */
 	struct dial9_sstat *sstat;	/* the schedstat backend, if used */
+	/* The reader thread, if any, fills inbox[] under mu. */
+	bool reader;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	struct kq *inbox;
+	size_t inbox_limit;
+	int stop_fd;			/* eventfd */
+	int reader_error;
+	uint64_t inbox_lost;
 };
+
+static int ksched_reader_start(struct dial9_ksched *k);
+static void ksched_reader_stop(struct dial9_ksched *k);
 
 /* Append @s to the string in @d (replace it if @reset), truncating. */
 static void str_append(char *d, size_t n, const char *s, bool reset)
@@ -141,7 +174,8 @@ static int ksched_module_open(struct dial9_ksched *k,
 	k->ctrl = calloc(k->ncpu, sizeof(*k->ctrl));
 	k->data = calloc(k->ncpu, sizeof(*k->data));
 	k->q = calloc(k->ncpu, sizeof(*k->q));
-	if (!k->ctrl || !k->data || !k->q)
+	k->lost_seen = calloc(k->ncpu, sizeof(*k->lost_seen));
+	if (!k->ctrl || !k->data || !k->q || !k->lost_seen)
 		return -ENOMEM;
 	for (cpu = 0; cpu < k->ncpu; cpu++) {
 		void *c = mmap(NULL, (size_t)k->page, PROT_READ | PROT_WRITE,
@@ -198,9 +232,9 @@ static int use_one_queue(struct dial9_ksched *k, const char *backend)
 	return k->q ? 0 : -ENOMEM;
 }
 
-int dial9_ksched_open(struct dial9_ksched **out,
-		      const struct dial9_ksched_opts *o, char *why,
-		      size_t whylen)
+static int ksched_open_backend(struct dial9_ksched **out,
+			       const struct dial9_ksched_opts *o, char *why,
+			       size_t whylen)
 {
 	struct dial9_ksched *k = calloc(1, sizeof(*k));
 	char modwhy[256] = "";
@@ -210,6 +244,7 @@ int dial9_ksched_open(struct dial9_ksched **out,
 	if (!k)
 		return -ENOMEM;
 	k->fd = -1;
+	k->stop_fd = -1;
 	k->page = sysconf(_SC_PAGESIZE);
 	if (!o->no_module) {
 		ret = ksched_module_open(k, o);
@@ -224,9 +259,11 @@ int dial9_ksched_open(struct dial9_ksched **out,
 		free(k->ctrl);
 		free(k->data);
 		free(k->q);
+		free(k->lost_seen);
 		k->ctrl = NULL;
 		k->data = NULL;
 		k->q = NULL;
+		k->lost_seen = NULL;
 		k->ncpu = 0;
 	} else {
 		snprintf(modwhy, sizeof(modwhy), "module not requested");
@@ -277,10 +314,30 @@ int dial9_ksched_open(struct dial9_ksched **out,
 	return ret;
 }
 
+int dial9_ksched_open(struct dial9_ksched **out,
+		      const struct dial9_ksched_opts *o, char *why,
+		      size_t whylen)
+{
+	int ret = ksched_open_backend(out, o, why, whylen);
+
+	if (ret || !o->reader_thread)
+		return ret;
+	ret = ksched_reader_start(*out);
+	if (ret) {
+		if (why && whylen)
+			snprintf(why, whylen, "reader thread: %s",
+				 strerror(-ret));
+		dial9_ksched_close(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
 void dial9_ksched_close(struct dial9_ksched *k)
 {
 	if (!k)
 		return;
+	ksched_reader_stop(k);
 	ksched_module_close(k);
 	dial9_perf_close(k->perf);
 	dial9_sstat_close(k->sstat);
@@ -289,6 +346,7 @@ void dial9_ksched_close(struct dial9_ksched *k)
 	free(k->q);
 	free(k->ctrl);
 	free(k->data);
+	free(k->lost_seen);
 	free(k);
 }
 
@@ -311,8 +369,10 @@ uint64_t dial9_ksched_lost(const struct dial9_ksched *k)
 {
 	uint64_t lost = 0;
 
+	if (k->reader)	/* written under k->mu, read here without it */
+		lost = __atomic_load_n(&k->inbox_lost, __ATOMIC_RELAXED);
 	if (k->perf)
-		return dial9_perf_lost(k->perf);
+		return lost + dial9_perf_lost(k->perf);
 	if (k->sstat)
 		return 0;
 	for (unsigned int cpu = 0; k->ctrl && cpu < k->ncpu; cpu++)
@@ -320,6 +380,15 @@ uint64_t dial9_ksched_lost(const struct dial9_ksched *k)
 			lost += __atomic_load_n(&k->ctrl[cpu]->lost,
 						__ATOMIC_RELAXED);
 	return lost;
+}
+
+int dial9_ksched_ignore_thread(struct dial9_ksched *k, int tid)
+{
+	struct dial9_ignore ig = { .size = sizeof(ig), .tid = (uint32_t)tid };
+
+	if (k->fd < 0)
+		return -EOPNOTSUPP;
+	return ioctl(k->fd, DIAL9_IOC_IGNORE_THREAD, &ig) ? -errno : 0;
 }
 
 static int perf_push(void *ctx, const struct dial9_rec_header *rec)
@@ -388,14 +457,46 @@ static int kq_sort(struct kq *q)
 	return 0;
 }
 
-static int ksched_collect(struct dial9_ksched *k)
+/*
+ * Append @rec to @q, unless that would take it past @limit bytes (0: no
+ * limit): then it is dropped and counted, and the next record that fits
+ * is preceded by a LOST record with the count.
+ */
+static int kq_push_bounded(struct kq *q, const struct dial9_rec_header *rec,
+			   size_t limit, uint64_t *lost)
+{
+	struct dial9_rec_lost lr;
+	size_t need = rec->size + (q->dropped ? sizeof(lr) : 0);
+
+	if (limit && q->len - q->off + need > limit) {
+		q->dropped++;
+		(*lost)++;
+		return 0;
+	}
+	if (q->dropped) {
+		memset(&lr, 0, sizeof(lr));
+		lr.hdr.type = DIAL9_REC_LOST;
+		lr.hdr.size = sizeof(lr);
+		lr.hdr.cpu = rec->cpu;
+		lr.hdr.time_ns = rec->time_ns;
+		lr.count = q->dropped;
+		if (kq_push(q, &lr, sizeof(lr)))
+			return -ENOMEM;
+		q->dropped = 0;
+	}
+	return kq_push(q, rec, rec->size);
+}
+
+/* Copy what each ring holds into @qs (one per CPU) and free its space. */
+static int ksched_collect_into(struct dial9_ksched *k, struct kq *qs,
+			       size_t limit, uint64_t *lost)
 {
 	int ret;
 
 	if (k->perf || k->sstat) {
-		ret = k->perf ? dial9_perf_read(k->perf, perf_push, &k->q[0]) :
-				dial9_sstat_read(k->sstat, perf_push, &k->q[0]);
-		return ret ? ret : kq_sort(&k->q[0]);
+		ret = k->perf ? dial9_perf_read(k->perf, perf_push, &qs[0]) :
+				dial9_sstat_read(k->sstat, perf_push, &qs[0]);
+		return ret ? ret : kq_sort(&qs[0]);
 	}
 	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
 		struct dial9_ring_ctrl *c = k->ctrl[cpu];
@@ -418,7 +519,11 @@ static int ksched_collect(struct dial9_ksched *k)
 			if (h->type != DIAL9_REC_PAD) {
 				if (h->size < sizeof(*h))
 					return -EPROTO;
-				if (kq_push(&k->q[cpu], h, h->size))
+				if (h->type == DIAL9_REC_LOST &&
+				    h->size >= sizeof(struct dial9_rec_lost))
+					k->lost_seen[cpu] +=
+						((const struct dial9_rec_lost *)h)->count;
+				if (kq_push_bounded(&qs[cpu], h, limit, lost))
 					return -ENOMEM;
 			}
 			tail += h->size;
@@ -428,10 +533,186 @@ static int ksched_collect(struct dial9_ksched *k)
 	return 0;
 }
 
+/* Move everything from @from to the end of @to; @from is left empty. */
+static int kq_move(struct kq *to, struct kq *from)
+{
+	size_t n = from->len - from->off;
+
+	if (n) {
+		if (to->off && to->off == to->len)
+			to->off = to->len = 0;
+		if (to->len + n > to->cap) {
+			if (to->off) {
+				memmove(to->buf, to->buf + to->off,
+					to->len - to->off);
+				to->len -= to->off;
+				to->off = 0;
+			}
+			if (to->len + n > to->cap) {
+				size_t cap = to->cap ? to->cap : 65536;
+				unsigned char *nb;
+
+				while (cap < to->len + n)
+					cap *= 2;
+				nb = realloc(to->buf, cap);
+				if (!nb)
+					return -ENOMEM;
+				to->buf = nb;
+				to->cap = cap;
+			}
+		}
+		memcpy(to->buf + to->len, from->buf + from->off, n);
+		to->len += n;
+	}
+	from->off = from->len = 0;
+	return 0;
+}
+
+/* Under k->mu. */
+static void inbox_lost_add(struct dial9_ksched *k, uint64_t n)
+{
+	__atomic_store_n(&k->inbox_lost, k->inbox_lost + n, __ATOMIC_RELAXED);
+}
+
+static int ksched_collect(struct dial9_ksched *k)
+{
+	uint64_t lost = 0;
+	int ret = 0;
+
+	if (!k->reader)
+		return ksched_collect_into(k, k->q, 0, &lost);
+	/* What the reader has not picked up yet, then all it has. */
+	pthread_mutex_lock(&k->mu);
+	ret = k->reader_error;
+	if (!ret)
+		ret = ksched_collect_into(k, k->inbox, k->inbox_limit, &lost);
+	inbox_lost_add(k, lost);
+	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++)
+		ret = kq_move(&k->q[cpu], &k->inbox[cpu]);
+	pthread_mutex_unlock(&k->mu);
+	return ret;
+}
+
+static void *reader_main(void *arg)
+{
+	struct dial9_ksched *k = arg;
+	struct pollfd p[2] = {
+		{ .fd = k->perf ? dial9_perf_fd(k->perf) : k->fd,
+		  .events = POLLIN },
+		{ .fd = k->stop_fd, .events = POLLIN },
+	};
+
+	pthread_setname_np(pthread_self(), "dial9-kread");
+	/* Not in the trace: its own switches would fill an idle one. */
+	dial9_ksched_ignore_thread(k, 0);
+	for (;;) {
+		uint64_t lost = 0;
+		int ret;
+
+		/* The watermark wakes us; once a second whatever is there. */
+		if (poll(p, 2, 1000) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		pthread_mutex_lock(&k->mu);
+		ret = ksched_collect_into(k, k->inbox, k->inbox_limit, &lost);
+		inbox_lost_add(k, lost);
+		if (ret)
+			k->reader_error = ret;
+		pthread_mutex_unlock(&k->mu);
+		if (ret)
+			break;
+	}
+	return NULL;
+}
+
+/* Start the reader thread (backends with a pollable descriptor only). */
+static int ksched_reader_start(struct dial9_ksched *k)
+{
+	uint32_t ring = k->ctrl && k->ctrl[0] ? k->ctrl[0]->data_size :
+						DIAL9_RING_DEFAULT_SIZE;
+	int ret;
+
+	if (k->sstat || dial9_ksched_fd(k) < 0)
+		return 0;
+	k->inbox = calloc(k->ncpu, sizeof(*k->inbox));
+	if (!k->inbox)
+		return -ENOMEM;
+	k->inbox_limit = (size_t)ring * KQ_INBOX_RINGS;
+	if (k->inbox_limit < KQ_INBOX_MIN)
+		k->inbox_limit = KQ_INBOX_MIN;
+	k->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (k->stop_fd < 0)
+		return -errno;
+	pthread_mutex_init(&k->mu, NULL);
+	ret = -pthread_create(&k->thread, NULL, reader_main, k);
+	if (ret) {
+		pthread_mutex_destroy(&k->mu);
+		return ret;
+	}
+	k->reader = true;
+	return 0;
+}
+
+static void ksched_reader_stop(struct dial9_ksched *k)
+{
+	uint64_t one = 1;
+
+	if (k->reader) {
+		if (write(k->stop_fd, &one, sizeof(one)) != sizeof(one))
+			pthread_cancel(k->thread);
+		pthread_join(k->thread, NULL);
+		pthread_mutex_destroy(&k->mu);
+		k->reader = false;
+	}
+	if (k->stop_fd >= 0)
+		close(k->stop_fd);
+	k->stop_fd = -1;
+	for (unsigned int i = 0; k->inbox && i < k->ncpu; i++)
+		free(k->inbox[i].buf);
+	free(k->inbox);
+	k->inbox = NULL;
+}
+
+/*
+ * The last read: stop the session, so that what the kernel dropped at the
+ * end, which no later record's LOST announces, is still in the stream.
+ */
+static int ksched_final(struct dial9_ksched *k)
+{
+	struct timespec ts;
+	int ret;
+
+	if (k->fd < 0 || k->perf)
+		return ksched_collect(k);
+	ioctl(k->fd, DIAL9_IOC_DISABLE, 0);
+	ret = ksched_collect(k);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++) {
+		struct dial9_rec_lost lr = { .hdr.type = DIAL9_REC_LOST };
+		uint64_t lost;
+
+		if (!k->ctrl[cpu])
+			continue;
+		lost = __atomic_load_n(&k->ctrl[cpu]->lost, __ATOMIC_RELAXED);
+		if (lost <= k->lost_seen[cpu])
+			continue;
+		lr.hdr.size = sizeof(lr);
+		lr.hdr.cpu = (uint16_t)cpu;
+		lr.hdr.time_ns = (uint64_t)ts.tv_sec * 1000000000ull +
+				 (uint64_t)ts.tv_nsec;
+		lr.count = lost - k->lost_seen[cpu];
+		k->lost_seen[cpu] = lost;
+		ret = kq_push(&k->q[cpu], &lr, sizeof(lr));
+	}
+	return ret;
+}
+
 int dial9_ksched_drain(struct dial9_ksched *k, uint64_t horizon_ns,
 		       dial9_ksched_fn fn, void *ctx)
 {
-	int n = 0, ret = ksched_collect(k);
+	int n = 0, ret = horizon_ns == UINT64_MAX ? ksched_final(k) :
+						    ksched_collect(k);
 
 	if (ret)
 		return ret;

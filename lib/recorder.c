@@ -463,6 +463,7 @@ static void ksched_open(struct recorder *r)
 		.no_module = r->cfg.sched == DIAL9_SCHED_PERF ||
 			     r->cfg.sched == DIAL9_SCHED_SCHEDSTAT,
 		.schedstat_only = r->cfg.sched == DIAL9_SCHED_SCHEDSTAT,
+		.reader_thread = true,
 	};
 	char why[512] = "";
 
@@ -590,6 +591,9 @@ static void *flush_main(void *arg)
 
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 	pthread_setname_np(pthread_self(), "dial9-flush");
+	/* The recorder does not record itself (dial9.ko only). */
+	if (r->ks)
+		dial9_ksched_ignore_thread(r->ks, 0);
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop) {
 		uint64_t req = r->flush_req, dreq = r->dump_req;

@@ -453,6 +453,12 @@ struct dial9_ksched_opts {
 	unsigned int npids;
 	bool no_module;		/* skip /dev/dial9 (tests, benchmarks) */
 	bool schedstat_only;	/* skip dial9.ko and perf (tests) */
+	/*
+	 * A thread of the source's own copies records out of the kernel as
+	 * they come (woken by the rings' watermark, at the caller's nice),
+	 * so dial9_ksched_drain() may be called late and from a slow thread.
+	 */
+	bool reader_thread;
 };
 
 typedef void (*dial9_ksched_fn)(void *ctx, const struct dial9_rec_header *rec);
@@ -475,13 +481,20 @@ int dial9_ksched_fd(const struct dial9_ksched *k);
  * Read what the kernel has written and call @fn for every record older than
  * @horizon_ns (CLOCK_MONOTONIC), in time order; newer ones wait for a
  * later call (a CPU can publish a record a little after a later one from
- * another CPU).  UINT64_MAX flushes everything.  Returns the number of
- * records passed to @fn, or -errno.
+ * another CPU).  UINT64_MAX flushes everything and ends the recording:
+ * dial9.ko stops writing, and records it dropped at the end, which no
+ * later record announces, get a LOST record of their own.  Returns the
+ * number of records passed to @fn, or -errno.
  */
 int dial9_ksched_drain(struct dial9_ksched *k, uint64_t horizon_ns,
 		       dial9_ksched_fn fn, void *ctx);
-/* Records the kernel dropped so far (full rings), all CPUs. */
+/* Records dropped so far (full rings, or a full reader inbox), all CPUs. */
 uint64_t dial9_ksched_lost(const struct dial9_ksched *k);
+/*
+ * Leave thread @tid (0: the caller) out of the records, as dial9.ko's
+ * DIAL9_IOC_IGNORE_THREAD does; -EOPNOTSUPP on the other backends.
+ */
+int dial9_ksched_ignore_thread(struct dial9_ksched *k, int tid);
 
 const char *dial9_strerror(int err);
 const char *dial9_type_name(uint8_t type);

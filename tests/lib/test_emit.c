@@ -135,7 +135,9 @@ static void scalars_read_back(void **state)
 	(void)state;
 
 	cfg_for(&c, dir);
-	c.buffer_bytes = 4096; /* many batches: schemas sent again */
+	c.buffer_bytes = 4096;
+	/* Application batches only: scheduler streams have no such bound. */
+	c.sched = DIAL9_SCHED_OFF; /* many batches: schemas sent again */
 	assert_int_equal(dial9_start(&c), 0);
 	for (unsigned int k = 0; k < NEV; k++) {
 		DIAL9_EMIT(t_sc, dial9_u64(u_vals[k % 8]),
@@ -246,6 +248,8 @@ static void event_filling_a_batch(void **state)
 
 	cfg_for(&c, dir);
 	c.buffer_bytes = 4096;
+	/* Application batches only: scheduler streams have no such bound. */
+	c.sched = DIAL9_SCHED_OFF;
 	assert_int_equal(dial9_start(&c), 0);
 	for (size_t len = 3700; len <= 4090; len++) {
 		DIAL9_EMIT(t_big, dial9_bytes(pad, 1));
