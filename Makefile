@@ -20,9 +20,10 @@ USER_CFLAGS := -std=gnu11 -O2 -g $(WARN) -Iuapi
 # Static binaries go into the VM's initramfs.
 HARNESS := $(CACHE)/linux-source/tools/testing/selftests
 
-TEST_TARGETS := test-kmod test-dkms check
+TEST_TARGETS := test-kmod test-stock test-dkms check
 
-.PHONY: all deps module examples test test-kmod test-dkms check demo clean bench-sched \
+.PHONY: all deps module examples test test-kmod test-stock test-dkms check demo clean \
+	bench-sched \
 	bench-e2e-vm \
 	dkms-install dkms-uninstall install-udev
 
@@ -70,6 +71,18 @@ test-kmod: deps vm-payload
 	tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module dial9.ko \
 		--tests "$(KTESTS) $(SCHED_TESTS)" --file $(VM_DIAL9) \
 		--example $(BUILD)/examples/dial9-read --out $(BUILD)/vm
+
+# Stock workloads from Debian (rt-tests' hackbench in process and thread
+# mode, stress-ng with more runnable tasks than CPUs) recorded by
+# `dial9 record --children` in the VM, each thread's runqueue total and
+# wait count checked against the kernel's own (bpftrace reads them at the
+# thread's last switch).  tests/stock/guest.sh says how.
+STOCK_BINS := /usr/bin/bpftrace /usr/bin/hackbench /usr/bin/stress-ng
+test-stock: deps module $(VM_DIAL9) $(BUILD)/tests/vm/exit
+	tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module dial9.ko \
+		--mem 2048 $(addprefix --bin ,$(STOCK_BINS)) --file $(VM_DIAL9) \
+		--file tests/stock/refprobe.bt --checks tests/stock/guest.sh \
+		--tests "" --out $(BUILD)/vm-stock
 
 # The main job end to end: the module in a VM, a program under contention
 # recording itself through /dev/dial9, and its scheduling-delay report.

@@ -1,0 +1,121 @@
+#!/bin/sh
+# In the test VM (busybox sh): stock workloads recorded by
+# `dial9 record --children`, each thread's total runqueue wait and wait
+# count checked against the kernel's own (sched_info.run_delay and pcount
+# at the thread's last switch, read by bpftrace; refprobe.bt).  TAP.
+export PATH=/usr/bin:/usr/sbin:/bin:/sbin
+fail=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
+
+# compare LABEL TRACE REF: every thread of the workload in the trace, its
+# total and count equal to the kernel's.  A thread's last switch-out
+# carries the kernel's figures, so they match exactly when it was
+# recorded; the tolerance (100 us + 0.1% of the total, the same count)
+# covers a last switch-out lost with its ring's overflow, when the total
+# ends at the last switch-in's estimate.  The command's own main thread is
+# left out of the check: it ran before dial9 record followed it, and the
+# trace counts only what it saw.
+compare() {
+	label=$1 trace=$2 ref=$3
+	dial9 sched --json "$trace" >/tmp/sched.json 2>/tmp/sched.err ||
+		{ notok "$label: dial9 sched failed"; sed 's/^/# /' /tmp/sched.err; return; }
+	res=$(awk -v jsonfile=/tmp/sched.json '
+	function field(s, k,   m) {
+		if (match(s, "\"" k "\":[0-9]+")) {
+			m = substr(s, RSTART, RLENGTH)
+			sub(/.*:/, "", m)
+			return m + 0
+		}
+		return -1
+	}
+	BEGIN {
+		getline json < jsonfile
+		np = split(json, parts, /\{"tid":/)
+		for (i = 2; i <= np; i++) {
+			p = parts[i]
+			tid = p
+			sub(/[^0-9].*/, "", tid)
+			tot[tid] = field(p, "runq_total_ns")
+			cnt[tid] = field(p, "waits")
+			maxd[tid] = field(p, "max_ns")
+			pidof[tid] = field(p, "pid")
+		}
+	}
+	$1 == "FINAL" {
+		if (!first || $3 < first)
+			first = $3
+		ref_tgid[$3] = $2; ref_tot[$3] = $4; ref_cnt[$3] = $5
+	}
+	END {
+		for (t in ref_tgid) {
+			procs[ref_tgid[t]] = 1
+			if (t == first)
+				continue
+			threads++
+			if (!(t in tot)) { missing++; continue }
+			seen[ref_tgid[t]] = 1
+			d = tot[t] - ref_tot[t]
+			if (d < 0) d = -d
+			if (d > maxdiff) maxdiff = d
+			if (d > 100000 + ref_tot[t] / 1000 || cnt[t] != ref_cnt[t]) {
+				bad++
+				if (bad <= 5)
+					printf("# tid %s: dial9 %d ns in %d waits, kernel %d ns in %d\n",
+					       t, tot[t], cnt[t], ref_tot[t], ref_cnt[t])
+			}
+			if (d == 0 && cnt[t] == ref_cnt[t]) exact++
+			sum_d += tot[t]; sum_k += ref_tot[t]
+			if (maxd[t] > maxmax) maxmax = maxd[t]
+		}
+		for (p in procs) { nprocs++; if (p in seen || p == first) nseen++ }
+		# the main thread of a process whose other threads were checked
+		printf("RESULT %d %d %d %d %d %d %.0f %.0f %d\n", threads + 0,
+		       missing + 0, bad + 0, exact + 0, nprocs + 0, nseen + 0,
+		       sum_d, sum_k, maxdiff + 0)
+	}' "$ref")
+	echo "$res" | grep '^#'
+	set -- $(echo "$res" | grep '^RESULT')
+	echo "# $label: $6 of $6 processes, $2 threads checked ($5 exact); dial9 $(($8 / 1000000)) ms, kernel $(($9 / 1000000)) ms in all; largest difference ${10} ns"
+	if [ "$2" -gt 0 ] && [ "$3" -eq 0 ] && [ "$4" -eq 0 ] && [ "$6" -eq "$7" ]; then
+		ok "$label: every process recorded, every thread's runqueue total and count as the kernel's"
+	else
+		notok "$label: $3 threads missing, $4 off, $7 of $6 processes"
+	fi
+}
+
+# run LABEL NAME9 CMD...: record CMD with bpftrace watching its tasks.
+run() {
+	label=$1 name=$2
+	shift 2
+	rm -rf "/tmp/$label" /tmp/ref.txt
+	bpftrace /bin/refprobe.bt "$name" >/tmp/ref.txt 2>/tmp/bt.err &
+	bt=$!
+	i=0
+	while ! grep -q Attaching /tmp/ref.txt && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	dial9 record -o "/tmp/$label" --children -- "$@" >/tmp/cmd.out 2>/tmp/rec.err
+	rc=$?
+	sleep 0.5
+	kill -INT $bt
+	wait $bt
+	sed 's/^/# /' /tmp/rec.err
+	if [ $rc -ne 0 ]; then
+		notok "$label: dial9 record exited $rc"
+		return
+	fi
+	dial9 info "/tmp/$label" | head -n 1 | sed 's/^/# /'
+	compare "$label" "/tmp/$label" /tmp/ref.txt
+}
+
+# More runnable tasks than the two CPUs, processes and threads that fork,
+# migrate and exit.
+run hackbench hackbench hackbench -g 2 -l 30
+run hackbench-threads hackbench hackbench -T -g 2 -l 30
+run stress-ng stress-ng stress-ng --cpu 6 --cpu-ops 60 --quiet
+
+echo "1..$n"
+exit $fail
