@@ -58,17 +58,25 @@ struct dial9_ksched {
 	unsigned char **data;
 	struct kq *q;
 	uint64_t *lost_seen;		/* per CPU: in the kernel's LOST records */
+	uint64_t nread;			/* records read out of the rings */
 	struct dial9_perf *perf;	/* the perf backend, if used */
 	struct dial9_sstat *sstat;	/* the schedstat backend, if used */
-	/* The reader thread, if any, fills inbox[] under mu. */
+	/*
+	 * The reader thread, if any, is the only reader of the rings: it
+	 * appends to inbox[] under mu; a drain swaps each inbox with spare[]
+	 * (a pointer swap under the lock) and copies it to q[] outside it.
+	 */
 	bool reader;
+	bool stopping;
 	pthread_t thread;
 	pthread_mutex_t mu;
-	struct kq *inbox;
+	pthread_cond_t cv;		/* a collect finished */
+	struct kq *inbox, *spare;
 	size_t inbox_limit;
-	int stop_fd;			/* eventfd */
+	int kick_fd;			/* eventfd: collect now, or stop */
 	int reader_error;
 	uint64_t inbox_lost;
+	uint64_t collected_ns;		/* when the last collect began */
 };
 
 static int ksched_reader_start(struct dial9_ksched *k);
@@ -244,7 +252,7 @@ static int ksched_open_backend(struct dial9_ksched **out,
 	if (!k)
 		return -ENOMEM;
 	k->fd = -1;
-	k->stop_fd = -1;
+	k->kick_fd = -1;
 	k->page = sysconf(_SC_PAGESIZE);
 	if (!o->no_module) {
 		ret = ksched_module_open(k, o);
@@ -380,6 +388,19 @@ uint64_t dial9_ksched_lost(const struct dial9_ksched *k)
 			lost += __atomic_load_n(&k->ctrl[cpu]->lost,
 						__ATOMIC_RELAXED);
 	return lost;
+}
+
+void dial9_ksched_counts(const struct dial9_ksched *k, uint64_t *read,
+			 uint64_t *written)
+{
+	*read = *written = 0;
+	if (k->fd < 0 || k->perf)
+		return;
+	*read = __atomic_load_n(&k->nread, __ATOMIC_RELAXED);
+	for (unsigned int cpu = 0; k->ctrl && cpu < k->ncpu; cpu++)
+		if (k->ctrl[cpu])
+			*written += __atomic_load_n(&k->ctrl[cpu]->written,
+						    __ATOMIC_RELAXED);
 }
 
 int dial9_ksched_ignore_thread(struct dial9_ksched *k, int tid)
@@ -523,6 +544,9 @@ static int ksched_collect_into(struct dial9_ksched *k, struct kq *qs,
 				    h->size >= sizeof(struct dial9_rec_lost))
 					k->lost_seen[cpu] +=
 						((const struct dial9_rec_lost *)h)->count;
+				else
+					__atomic_store_n(&k->nread, k->nread + 1,
+							 __ATOMIC_RELAXED);
 				if (kq_push_bounded(&qs[cpu], h, limit, lost))
 					return -ENOMEM;
 			}
@@ -574,22 +598,45 @@ static void inbox_lost_add(struct dial9_ksched *k, uint64_t n)
 	__atomic_store_n(&k->inbox_lost, k->inbox_lost + n, __ATOMIC_RELAXED);
 }
 
-static int ksched_collect(struct dial9_ksched *k)
+static uint64_t mono_ns(void)
 {
-	uint64_t lost = 0;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* How long a record may take from its timestamp to its ring's head. */
+#define KSCHED_PUBLISH_NS 2000000ull
+
+/*
+ * Bring what has been read into q[].  With a reader thread, lower
+ * @horizon to what its last collect is sure to hold: a record older than
+ * that collect's start (less the time a probe may take to publish) was
+ * in the ring when it read it.
+ */
+static int ksched_collect(struct dial9_ksched *k, uint64_t *horizon)
+{
+	uint64_t lost = 0, safe;
 	int ret = 0;
 
 	if (!k->reader)
 		return ksched_collect_into(k, k->q, 0, &lost);
-	/* What the reader has not picked up yet, then all it has. */
 	pthread_mutex_lock(&k->mu);
 	ret = k->reader_error;
-	if (!ret)
-		ret = ksched_collect_into(k, k->inbox, k->inbox_limit, &lost);
-	inbox_lost_add(k, lost);
-	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++)
-		ret = kq_move(&k->q[cpu], &k->inbox[cpu]);
+	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
+		struct kq t = k->inbox[cpu];
+
+		k->inbox[cpu] = k->spare[cpu];
+		k->spare[cpu] = t;
+	}
+	safe = k->collected_ns;
 	pthread_mutex_unlock(&k->mu);
+	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++)
+		ret = kq_move(&k->q[cpu], &k->spare[cpu]);
+	safe = safe > KSCHED_PUBLISH_NS ? safe - KSCHED_PUBLISH_NS : 0;
+	if (*horizon > safe)
+		*horizon = safe;
 	return ret;
 }
 
@@ -599,26 +646,32 @@ static void *reader_main(void *arg)
 	struct pollfd p[2] = {
 		{ .fd = k->perf ? dial9_perf_fd(k->perf) : k->fd,
 		  .events = POLLIN },
-		{ .fd = k->stop_fd, .events = POLLIN },
+		{ .fd = k->kick_fd, .events = POLLIN },
 	};
 
 	pthread_setname_np(pthread_self(), "dial9-kread");
 	/* Not in the trace: its own switches would fill an idle one. */
 	dial9_ksched_ignore_thread(k, 0);
 	for (;;) {
-		uint64_t lost = 0;
+		uint64_t lost = 0, n, t0;
 		int ret;
 
-		/* The watermark wakes us; once a second whatever is there. */
+		/* The watermark or a kick wakes us; else once a second. */
 		if (poll(p, 2, 1000) < 0 && errno != EINTR)
 			break;
-		if (p[1].revents)
+		if ((p[1].revents & POLLIN) &&
+		    read(k->kick_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 			break;
+		if (__atomic_load_n(&k->stopping, __ATOMIC_ACQUIRE))
+			break;
+		t0 = mono_ns();
 		pthread_mutex_lock(&k->mu);
 		ret = ksched_collect_into(k, k->inbox, k->inbox_limit, &lost);
 		inbox_lost_add(k, lost);
+		k->collected_ns = t0;
 		if (ret)
 			k->reader_error = ret;
+		pthread_cond_broadcast(&k->cv);
 		pthread_mutex_unlock(&k->mu);
 		if (ret)
 			break;
@@ -626,27 +679,54 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
+int dial9_ksched_sync(struct dial9_ksched *k, unsigned int timeout_ms)
+{
+	uint64_t one = 1, want = mono_ns(), until = want +
+					     timeout_ms * 1000000ull;
+	struct timespec ts = { (time_t)(until / 1000000000ull),
+			       (long)(until % 1000000000ull) };
+	int ret = 0;
+
+	if (!k->reader)
+		return 0;
+	if (write(k->kick_fd, &one, sizeof(one)) != sizeof(one))
+		return -errno;
+	pthread_mutex_lock(&k->mu);
+	while (!ret && !k->reader_error && k->collected_ns < want)
+		ret = pthread_cond_timedwait(&k->cv, &k->mu, &ts);
+	pthread_mutex_unlock(&k->mu);
+	return ret == ETIMEDOUT ? -ETIMEDOUT : -ret;
+}
+
 /* Start the reader thread (backends with a pollable descriptor only). */
 static int ksched_reader_start(struct dial9_ksched *k)
 {
 	uint32_t ring = k->ctrl && k->ctrl[0] ? k->ctrl[0]->data_size :
 						DIAL9_RING_DEFAULT_SIZE;
+	pthread_condattr_t ca;
 	int ret;
 
 	if (k->sstat || dial9_ksched_fd(k) < 0)
 		return 0;
 	k->inbox = calloc(k->ncpu, sizeof(*k->inbox));
-	if (!k->inbox)
+	k->spare = calloc(k->ncpu, sizeof(*k->spare));
+	if (!k->inbox || !k->spare)
 		return -ENOMEM;
 	k->inbox_limit = (size_t)ring * KQ_INBOX_RINGS;
 	if (k->inbox_limit < KQ_INBOX_MIN)
 		k->inbox_limit = KQ_INBOX_MIN;
-	k->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (k->stop_fd < 0)
+	k->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (k->kick_fd < 0)
 		return -errno;
 	pthread_mutex_init(&k->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&k->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	k->collected_ns = mono_ns();
 	ret = -pthread_create(&k->thread, NULL, reader_main, k);
 	if (ret) {
+		pthread_cond_destroy(&k->cv);
 		pthread_mutex_destroy(&k->mu);
 		return ret;
 	}
@@ -654,24 +734,40 @@ static int ksched_reader_start(struct dial9_ksched *k)
 	return 0;
 }
 
-static void ksched_reader_stop(struct dial9_ksched *k)
+/* Stop the reader thread; what it read moves to q[]. */
+static int ksched_reader_halt(struct dial9_ksched *k)
 {
 	uint64_t one = 1;
+	int ret = 0;
 
-	if (k->reader) {
-		if (write(k->stop_fd, &one, sizeof(one)) != sizeof(one))
-			pthread_cancel(k->thread);
-		pthread_join(k->thread, NULL);
-		pthread_mutex_destroy(&k->mu);
-		k->reader = false;
-	}
-	if (k->stop_fd >= 0)
-		close(k->stop_fd);
-	k->stop_fd = -1;
-	for (unsigned int i = 0; k->inbox && i < k->ncpu; i++)
+	if (!k->reader)
+		return 0;
+	__atomic_store_n(&k->stopping, true, __ATOMIC_RELEASE);
+	if (write(k->kick_fd, &one, sizeof(one)) != sizeof(one))
+		pthread_cancel(k->thread);
+	pthread_join(k->thread, NULL);
+	pthread_cond_destroy(&k->cv);
+	pthread_mutex_destroy(&k->mu);
+	k->reader = false;
+	ret = k->reader_error;
+	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++)
+		ret = kq_move(&k->q[cpu], &k->inbox[cpu]);
+	return ret;
+}
+
+static void ksched_reader_stop(struct dial9_ksched *k)
+{
+	ksched_reader_halt(k);
+	if (k->kick_fd >= 0)
+		close(k->kick_fd);
+	k->kick_fd = -1;
+	for (unsigned int i = 0; k->inbox && i < k->ncpu; i++) {
 		free(k->inbox[i].buf);
+		free(k->spare[i].buf);
+	}
 	free(k->inbox);
-	k->inbox = NULL;
+	free(k->spare);
+	k->inbox = k->spare = NULL;
 }
 
 /*
@@ -680,14 +776,15 @@ static void ksched_reader_stop(struct dial9_ksched *k)
  */
 static int ksched_final(struct dial9_ksched *k)
 {
-	struct timespec ts;
-	int ret;
+	uint64_t horizon = UINT64_MAX;
+	int ret = ksched_reader_halt(k);
 
+	if (ret)
+		return ret;
 	if (k->fd < 0 || k->perf)
-		return ksched_collect(k);
+		return ksched_collect(k, &horizon);
 	ioctl(k->fd, DIAL9_IOC_DISABLE, 0);
-	ret = ksched_collect(k);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ret = ksched_collect(k, &horizon);
 	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++) {
 		struct dial9_rec_lost lr = { .hdr.type = DIAL9_REC_LOST };
 		uint64_t lost;
@@ -699,8 +796,7 @@ static int ksched_final(struct dial9_ksched *k)
 			continue;
 		lr.hdr.size = sizeof(lr);
 		lr.hdr.cpu = (uint16_t)cpu;
-		lr.hdr.time_ns = (uint64_t)ts.tv_sec * 1000000000ull +
-				 (uint64_t)ts.tv_nsec;
+		lr.hdr.time_ns = mono_ns();
 		lr.count = lost - k->lost_seen[cpu];
 		k->lost_seen[cpu] = lost;
 		ret = kq_push(&k->q[cpu], &lr, sizeof(lr));
@@ -712,7 +808,7 @@ int dial9_ksched_drain(struct dial9_ksched *k, uint64_t horizon_ns,
 		       dial9_ksched_fn fn, void *ctx)
 {
 	int n = 0, ret = horizon_ns == UINT64_MAX ? ksched_final(k) :
-						    ksched_collect(k);
+			 ksched_collect(k, &horizon_ns);
 
 	if (ret)
 		return ret;

@@ -221,6 +221,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 			return -EPROTO;
 		v[0] = dial9_u64(uf->tgid);
 		v[1] = dial9_u64(uf->parent_tgid);
+		kt->unfollowed++;
 		return emit(kt, KT_UNFOLLOWED, h->time_ns, v);
 	case D9_REC_SCHEDSTAT: {
 		const struct d9_rec_schedstat *ss = (const void *)h;

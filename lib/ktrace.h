@@ -14,6 +14,7 @@ struct d9_ktrace {
 	uint32_t defined;	/* schemas written in this stream */
 	uint64_t nevents;	/* events in this stream */
 	uint64_t lost;		/* records the kernel reported lost, total */
+	uint64_t unfollowed;	/* UNFOLLOWED records, total */
 };
 
 /* Start a stream (one per flush). */

@@ -110,6 +110,7 @@ void dial9_config_init(struct dial9_config *c)
 	c->io_backend = DIAL9_IO_AUTO;
 	c->clock = DIAL9_CLOCK_AUTO;
 	c->sched = DIAL9_SCHED_AUTO;
+	c->sched_ring_bytes = DIAL9_SCHED_RING_DEFAULT;
 	c->upload_concurrency = 4;
 	c->s3_prefix = "dial9-traces";
 	c->shutdown_timeout_ms = 5000;
@@ -314,6 +315,13 @@ int dial9_config_from_env(struct dial9_config *c)
 			       "using the default (on)", s);
 		else
 			c->sched = on ? DIAL9_SCHED_AUTO : DIAL9_SCHED_OFF;
+	}
+	if (env_u64("DIAL9_SCHED_RING_KB", 4, 64 * 1024, &v)) {
+		if (v & (v - 1))
+			d9_log("DIAL9_SCHED_RING_KB=%llu is not a power of two; "
+			       "using the default", (unsigned long long)v);
+		else
+			c->sched_ring_bytes = (uint32_t)(v * 1024);
 	}
 	pipeline_from_env(c);
 	env_choice("DIAL9_IO_BACKEND", io, 3, &c->io_backend);
@@ -628,7 +636,9 @@ static void *flush_main(void *arg)
 		if (req != r->flush_done || dump) {
 			/* dial9_flush()/dial9_rotate()/a dump: both steps */
 			drain_all(r);
-			ksched_flush(r, now);
+			if (r->ks)
+				dial9_ksched_sync(r->ks, 1000);
+			ksched_flush(r, d9_clock_gettime_ns());
 			report_losses(r);
 			if (rot || dump)
 				d9_segw_rotate(r->segw);
@@ -641,6 +651,8 @@ static void *flush_main(void *arg)
 			step_two = false;
 		}
 		drain_collector(r);
+		if (rotate_after && !step_two && r->ks)
+			dial9_ksched_sync(r->ks, 1000);	/* into this segment */
 		ksched_flush(r, rotate_after && !step_two ? now :
 				now - KSCHED_HORIZON_NS);
 		report_losses(r);
@@ -850,6 +862,9 @@ static void sched_stats(struct recorder *r, struct dial9_stats *st)
 	st->sched_error = r->sched_error;
 	st->sched_events = r->sched_events;
 	st->sched_lost = r->ks ? dial9_ksched_lost(r->ks) : r->kt.lost;
+	st->sched_unfollowed = r->kt.unfollowed;
+	if (r->ks)
+		dial9_ksched_counts(r->ks, &st->sched_read, &st->sched_written);
 }
 
 int dial9_stop(void)

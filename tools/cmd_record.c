@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include <linux/dial9.h>
 
 #include "cli.h"
 
@@ -215,8 +216,16 @@ int cmd_record(int argc, char **argv)
 		(unsigned long long)st.sched_events, st.sched_backend,
 		(unsigned long long)st.sched_lost,
 		(unsigned long long)st.segments_sealed, st.dir);
-	if (child > 0)
-		return WIFEXITED(status) ? WEXITSTATUS(status) :
-		       128 + WTERMSIG(status);
-	return 0;
+	if (st.sched_unfollowed)
+		fprintf(stderr, "dial9 record: INCOMPLETE: %llu processes were not followed (at most %u at once): their scheduling is not in the trace\n",
+			(unsigned long long)st.sched_unfollowed,
+			DIAL9_MAX_TARGETS);
+	if (child > 0) {
+		int rc = WIFEXITED(status) ? WEXITSTATUS(status) :
+			 128 + WTERMSIG(status);
+
+		/* The command's status, unless it succeeded and we did not. */
+		return rc ? rc : st.sched_unfollowed ? 2 : 0;
+	}
+	return st.sched_unfollowed ? 2 : 0;
 }

@@ -103,6 +103,13 @@ enum dial9_clock {
 };
 
 /* Starts with its size so that it can grow; use dial9_config_init(). */
+/*
+ * dial9.ko's ring per CPU for the library's own session: what 32 thread
+ * pairs switching as fast as they can need not to lose records, with the
+ * library's reader thread draining (docs/lib.md has the measurements).
+ */
+#define DIAL9_SCHED_RING_DEFAULT (1024u * 1024)
+
 struct dial9_config {
 	uint32_t size;
 	const char *trace_dir;      /* default /tmp/dial9-traces */
@@ -120,7 +127,9 @@ struct dial9_config {
 	uint32_t sched_flags;       /* DIAL9_SCHED_* */
 	const int *sched_pids;      /* other processes (CAP_PERFMON) */
 	uint32_t sched_npids;
-	uint32_t sched_ring_bytes;  /* per CPU for dial9.ko; 0: its default */
+	uint32_t sched_ring_bytes;  /* per CPU for dial9.ko (a power of two);
+				     * DIAL9_SCHED_RING_DEFAULT; 0: the
+				     * module's own default (256 KiB) */
 	/* The worker pipeline for sealed segments (docs/upload.md). */
 	uint32_t pipeline;          /* DIAL9_PIPE_*; 0: segments stay as sealed */
 	uint32_t upload_concurrency;  /* segments in flight, default 4 */
@@ -231,6 +240,9 @@ struct dial9_stats {
 	uint32_t sched_reserved;
 	uint64_t sched_events;  /* scheduler events written */
 	uint64_t sched_lost;    /* records the kernel dropped (full rings) */
+	uint64_t sched_unfollowed; /* children not followed (table full) */
+	uint64_t sched_read;    /* dial9.ko: records read from its rings */
+	uint64_t sched_written; /* dial9.ko: records it wrote (its count) */
 	/* The worker pipeline (all 0 without one). */
 	uint64_t pipe_done;        /* segments through every step */
 	uint64_t pipe_pending;     /* sealed, waiting or in progress */
@@ -481,15 +493,29 @@ int dial9_ksched_fd(const struct dial9_ksched *k);
  * Read what the kernel has written and call @fn for every record older than
  * @horizon_ns (CLOCK_MONOTONIC), in time order; newer ones wait for a
  * later call (a CPU can publish a record a little after a later one from
- * another CPU).  UINT64_MAX flushes everything and ends the recording:
+ * another CPU); with a reader thread, also those newer than what it has
+ * read (dial9_ksched_sync()).  UINT64_MAX flushes everything and ends the
+ * recording:
  * dial9.ko stops writing, and records it dropped at the end, which no
  * later record announces, get a LOST record of their own.  Returns the
  * number of records passed to @fn, or -errno.
  */
 int dial9_ksched_drain(struct dial9_ksched *k, uint64_t horizon_ns,
 		       dial9_ksched_fn fn, void *ctx);
+/*
+ * With a reader thread: have it read the rings now, and wait (at most
+ * @timeout_ms) until it has, so that a drain up to now finds everything
+ * written before the call.  0 without a reader thread.
+ */
+int dial9_ksched_sync(struct dial9_ksched *k, unsigned int timeout_ms);
 /* Records dropped so far (full rings, or a full reader inbox), all CPUs. */
 uint64_t dial9_ksched_lost(const struct dial9_ksched *k);
+/*
+ * dial9.ko: records read out of its rings so far, and the number it says
+ * it wrote (LOST and PAD records are in neither); 0 on other backends.
+ */
+void dial9_ksched_counts(const struct dial9_ksched *k, uint64_t *read,
+			 uint64_t *written);
 /*
  * Leave thread @tid (0: the caller) out of the records, as dial9.ko's
  * DIAL9_IOC_IGNORE_THREAD does; -EOPNOTSUPP on the other backends.
