@@ -17,6 +17,7 @@
  * early for (an exiting task is still scheduled for a while after it).
  */
 #include <linux/hash.h>
+#include <linux/string.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -176,17 +177,45 @@ u32 dial9_targets_count(const struct dial9_session *s)
 	return READ_ONCE(s->targets->live);
 }
 
-/* Whether @p is a thread the session leaves out.  Lock-free. */
+/*
+ * The thread an io_uring worker works for: io-wq names its workers
+ * "iou-wrk-<tid of the submitting thread>"; 0 if @p is not one.
+ */
+static pid_t dial9_io_worker_of(const struct task_struct *p)
+{
+	const char *c = p->comm;
+	pid_t tid = 0;
+
+	if (!(p->flags & PF_IO_WORKER) || strncmp(c, "iou-wrk-", 8))
+		return 0;
+	for (c += 8; *c >= '0' && *c <= '9' && c < p->comm + TASK_COMM_LEN;
+	     c++)
+		tid = tid * 10 + (*c - '0');
+	return tid;
+}
+
+/*
+ * Whether @p is a thread the session leaves out, or an io_uring worker of
+ * one (a recorder's writes go through io_uring, whose workers would
+ * otherwise be recorded writing the records of their own switches).
+ * Lock-free.
+ */
 bool dial9_ignored(const struct dial9_session *s, const struct task_struct *p)
 {
 	/* Acquire: pairs with the releases in dial9_ignore_set(). */
 	int i, n = smp_load_acquire(&s->nignored);
+	pid_t boss = dial9_io_worker_of(p);
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		/* Acquire: the start written before the tid is seen. */
-		if (smp_load_acquire(&s->ignored[i].tid) == p->pid &&
+		pid_t tid = smp_load_acquire(&s->ignored[i].tid);
+
+		if (tid == p->pid &&
 		    READ_ONCE(s->ignored[i].start) == p->start_time)
 			return true;
+		if (boss && tid == boss)
+			return true;
+	}
 	return false;
 }
 

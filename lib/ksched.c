@@ -32,6 +32,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <linux/dial9.h>
 
 #include "dial9.h"
@@ -59,6 +60,9 @@ struct dial9_ksched {
 	struct kq *q;
 	uint64_t *lost_seen;		/* per CPU: in the kernel's LOST records */
 	uint64_t nread;			/* records read out of the rings */
+	/* perf: threads left out here (dial9.ko leaves them out itself) */
+	int ignored[8];
+	unsigned int nignored;
 	struct dial9_perf *perf;	/* the perf backend, if used */
 	struct dial9_sstat *sstat;	/* the schedstat backend, if used */
 	/*
@@ -390,6 +394,18 @@ uint64_t dial9_ksched_lost(const struct dial9_ksched *k)
 	return lost;
 }
 
+bool dial9_ksched_pending(const struct dial9_ksched *k)
+{
+	if (k->fd < 0 || k->perf)
+		return false;
+	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++)
+		if (k->ctrl[cpu] &&
+		    __atomic_load_n(&k->ctrl[cpu]->head, __ATOMIC_ACQUIRE) !=
+		    __atomic_load_n(&k->ctrl[cpu]->tail, __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
 void dial9_ksched_counts(const struct dial9_ksched *k, uint64_t *read,
 			 uint64_t *written)
 {
@@ -407,14 +423,70 @@ int dial9_ksched_ignore_thread(struct dial9_ksched *k, int tid)
 {
 	struct dial9_ignore ig = { .size = sizeof(ig), .tid = (uint32_t)tid };
 
+	if (k->perf) {
+		/* Filtered as records are read (perf_push). */
+		if (k->nignored == sizeof(k->ignored) / sizeof(k->ignored[0]))
+			return -ENOSPC;
+		__atomic_store_n(&k->ignored[k->nignored],
+				 tid ? tid : (int)syscall(SYS_gettid),
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&k->nignored, k->nignored + 1,
+				 __ATOMIC_RELEASE);
+		return 0;
+	}
 	if (k->fd < 0)
 		return -EOPNOTSUPP;
 	return ioctl(k->fd, DIAL9_IOC_IGNORE_THREAD, &ig) ? -errno : 0;
 }
 
+struct push_ctx {
+	const struct dial9_ksched *k;
+	struct kq *q;
+};
+
+static bool is_ignored(const struct dial9_ksched *k, uint32_t tid)
+{
+	for (unsigned int i = 0; i < k->nignored; i++)
+		if ((uint32_t)k->ignored[i] == tid)
+			return true;
+	return false;
+}
+
+/*
+ * A record of the perf or schedstat backend; on perf, a side that is an
+ * ignored thread is no longer a recorded side, and a record with none
+ * left is dropped, as dial9.ko does for DIAL9_IOC_IGNORE_THREAD.
+ */
 static int perf_push(void *ctx, const struct dial9_rec_header *rec)
 {
-	return kq_push(ctx, rec, rec->size);
+	const struct push_ctx *pc = ctx;
+	union {
+		struct dial9_rec_switch sw;
+		struct dial9_rec_wake wk;
+	} u;
+
+	if (!pc->k->nignored || rec->size > sizeof(u))
+		return kq_push(pc->q, rec, rec->size);
+	memcpy(&u, rec, rec->size);
+	if (rec->type == DIAL9_REC_SWITCH && rec->size >= sizeof(u.sw)) {
+		if (is_ignored(pc->k, u.sw.prev_tid))
+			u.sw.hdr.flags &= ~DIAL9_SWITCH_PREV_TARGET;
+		if (is_ignored(pc->k, u.sw.next_tid))
+			u.sw.hdr.flags &= ~DIAL9_SWITCH_NEXT_TARGET;
+		if (!(u.sw.hdr.flags & (DIAL9_SWITCH_PREV_TARGET |
+					DIAL9_SWITCH_NEXT_TARGET)))
+			return 0;
+	} else if ((rec->type == DIAL9_REC_WAKING ||
+		    rec->type == DIAL9_REC_WAKEUP) && rec->size >= sizeof(u.wk)) {
+		if (is_ignored(pc->k, u.wk.tid))
+			u.wk.hdr.flags &= ~DIAL9_WAKE_TASK_TARGET;
+		if (is_ignored(pc->k, u.wk.waker_tid))
+			u.wk.hdr.flags &= ~DIAL9_WAKE_WAKER_TARGET;
+		if (!(u.wk.hdr.flags & (DIAL9_WAKE_TASK_TARGET |
+					DIAL9_WAKE_WAKER_TARGET)))
+			return 0;
+	}
+	return kq_push(pc->q, &u, rec->size);
 }
 
 /* Copy every published record out of the rings, and free their space. */
@@ -515,8 +587,10 @@ static int ksched_collect_into(struct dial9_ksched *k, struct kq *qs,
 	int ret;
 
 	if (k->perf || k->sstat) {
-		ret = k->perf ? dial9_perf_read(k->perf, perf_push, &qs[0]) :
-				dial9_sstat_read(k->sstat, perf_push, &qs[0]);
+		struct push_ctx pc = { k, &qs[0] };
+
+		ret = k->perf ? dial9_perf_read(k->perf, perf_push, &pc) :
+				dial9_sstat_read(k->sstat, perf_push, &pc);
 		return ret ? ret : kq_sort(&qs[0]);
 	}
 	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
@@ -656,8 +730,13 @@ static void *reader_main(void *arg)
 		uint64_t lost = 0, n, t0;
 		int ret;
 
-		/* The watermark or a kick wakes us; else once a second. */
-		if (poll(p, 2, 1000) < 0 && errno != EINTR)
+		/*
+		 * The watermark or a kick (the flush thread's, when records
+		 * wait below dial9.ko's watermark) wakes us; else every 10 s
+		 * (every second for perf, whose rings the flush thread cannot
+		 * look into, and where our own switches are recorded too).
+		 */
+		if (poll(p, 2, k->perf ? 1000 : 10000) < 0 && errno != EINTR)
 			break;
 		if ((p[1].revents & POLLIN) &&
 		    read(k->kick_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)

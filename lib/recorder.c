@@ -70,6 +70,10 @@ static atomic_int g_dump_signal;
  * can publish a record a little after a later one from another CPU.
  */
 #define KSCHED_HORIZON_NS 2000000ull
+/* At most this often, ask the ring reader for what the watermark holds. */
+#define KSCHED_KICK_NS 100000000ull
+/* The flush thread's period once idle. */
+#define IDLE_TICK_MS 1000u
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct recorder *g_rec;
@@ -379,10 +383,11 @@ static int check_config(const struct dial9_config *in, struct dial9_config *c)
 
 /* ---- the flush thread ---- */
 
-static void drain_collector(struct recorder *r)
+/* Write the full batches waiting in the collector; how many. */
+static unsigned int drain_collector(struct recorder *r)
 {
 	struct d9_batch *b[64];
-	unsigned int n;
+	unsigned int n, total = 0;
 
 	do {
 		for (n = 0; n < 64; n++) {
@@ -395,7 +400,9 @@ static void drain_collector(struct recorder *r)
 			for (unsigned int i = 0; i < n; i++)
 				d9_batch_put(&r->coll, b[i]);
 		}
+		total += n;
 	} while (n == 64);
+	return total;
 }
 
 /* Write a dial9.lost event when events were lost since the last one. */
@@ -436,15 +443,18 @@ static void ksched_record(void *ctx, const struct dial9_rec_header *rec)
 		r->sched_error = -EPROTO;
 }
 
-/* Scheduler records older than @horizon into the trace, in time order. */
-static void ksched_flush(struct recorder *r, uint64_t horizon)
+/*
+ * Scheduler records older than @horizon into the trace, in time order;
+ * returns how many events that made.
+ */
+static uint64_t ksched_flush(struct recorder *r, uint64_t horizon)
 {
 	const void *data;
 	size_t len;
 	int ret;
 
 	if (!r->ks || d9_ktrace_begin(&r->kt))
-		return;
+		return 0;
 	ret = dial9_ksched_drain(r->ks, horizon, ksched_record, r);
 	if (ret < 0) {
 		d9_log("scheduler events stopped: %s", dial9_strerror(ret));
@@ -455,7 +465,9 @@ static void ksched_flush(struct recorder *r, uint64_t horizon)
 	if (r->kt.nevents && !d9_ktrace_end(&r->kt, &data, &len)) {
 		d9_segw_write_raw(r->segw, data, len);
 		r->sched_events += r->kt.nevents;
+		return r->kt.nevents;
 	}
+	return 0;
 }
 
 /* Open the scheduler source the configuration asks for. */
@@ -595,6 +607,7 @@ static void *flush_main(void *arg)
 	uint64_t next_drain = now + DRAIN_INTERVAL_NS;
 	uint64_t next_refine = now + REFINE_INTERVAL_NS;
 	uint64_t rotation_ns = (uint64_t)r->cfg.rotation_secs * 1000000000ull;
+	uint64_t wait_ms = r->cfg.flush_interval_ms, next_kick = 0;
 	bool step_two = false, rotate_after = false;
 
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
@@ -605,13 +618,14 @@ static void *flush_main(void *arg)
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop) {
 		uint64_t req = r->flush_req, dreq = r->dump_req;
-		bool rot = r->rotate_req, dump;
+		bool rot = r->rotate_req, dump, busy;
 		char reason[256];
 		struct timespec ts;
 
 		if (req == r->flush_done && dreq == r->dump_done) {
 			clock_gettime(CLOCK_MONOTONIC, &ts);
-			ts.tv_nsec += (long)r->cfg.flush_interval_ms * 1000000;
+			ts.tv_sec += (time_t)(wait_ms / 1000);
+			ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
 			while (ts.tv_nsec >= 1000000000) {
 				ts.tv_nsec -= 1000000000;
 				ts.tv_sec++;
@@ -633,6 +647,12 @@ static void *flush_main(void *arg)
 
 		d9_segw_tick(r->segw);
 		now = d9_clock_gettime_ns();
+		busy = req != r->flush_done || dump || rot;
+		/* Records below the rings' watermark: read them now and then. */
+		if (r->ks && now >= next_kick && dial9_ksched_pending(r->ks)) {
+			dial9_ksched_sync(r->ks, 100);
+			next_kick = now + KSCHED_KICK_NS;
+		}
 		if (req != r->flush_done || dump) {
 			/* dial9_flush()/dial9_rotate()/a dump: both steps */
 			drain_all(r);
@@ -650,11 +670,11 @@ static void *flush_main(void *arg)
 			d9_drain_idle_threads(false);
 			step_two = false;
 		}
-		drain_collector(r);
+		busy |= drain_collector(r) > 0;
 		if (rotate_after && !step_two && r->ks)
 			dial9_ksched_sync(r->ks, 1000);	/* into this segment */
-		ksched_flush(r, rotate_after && !step_two ? now :
-				now - KSCHED_HORIZON_NS);
+		busy |= ksched_flush(r, rotate_after && !step_two ? now :
+				     now - KSCHED_HORIZON_NS) > 0;
 		report_losses(r);
 		if (rotate_after && !step_two) {
 			d9_segw_rotate(r->segw);
@@ -675,6 +695,17 @@ static void *flush_main(void *arg)
 			next_refine = now + REFINE_INTERVAL_NS;
 		}
 		top_up_pool(r);
+		/*
+		 * Idle (nothing drained, no scheduler records, no request):
+		 * tick less and less often, down to once a second (the drain
+		 * epoch, rotations and the clock need no more); any work
+		 * brings the period back.
+		 */
+		if (busy || rotate_after)
+			wait_ms = r->cfg.flush_interval_ms;
+		else if (wait_ms < IDLE_TICK_MS)
+			wait_ms = wait_ms * 2 < IDLE_TICK_MS ? wait_ms * 2 :
+							      IDLE_TICK_MS;
 
 		pthread_mutex_lock(&r->mu);
 		if (req != r->flush_done || dump) {

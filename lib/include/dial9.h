@@ -508,6 +508,8 @@ int dial9_ksched_drain(struct dial9_ksched *k, uint64_t horizon_ns,
  * written before the call.  0 without a reader thread.
  */
 int dial9_ksched_sync(struct dial9_ksched *k, unsigned int timeout_ms);
+/* dial9.ko: whether its rings hold records not read yet (no syscall). */
+bool dial9_ksched_pending(const struct dial9_ksched *k);
 /* Records dropped so far (full rings, or a full reader inbox), all CPUs. */
 uint64_t dial9_ksched_lost(const struct dial9_ksched *k);
 /*
@@ -518,7 +520,8 @@ void dial9_ksched_counts(const struct dial9_ksched *k, uint64_t *read,
 			 uint64_t *written);
 /*
  * Leave thread @tid (0: the caller) out of the records, as dial9.ko's
- * DIAL9_IOC_IGNORE_THREAD does; -EOPNOTSUPP on the other backends.
+ * DIAL9_IOC_IGNORE_THREAD does (perf: filtered as records are read; at
+ * most 8); -EOPNOTSUPP on the schedstat backend.
  */
 int dial9_ksched_ignore_thread(struct dial9_ksched *k, int tid);
 

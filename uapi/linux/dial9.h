@@ -142,6 +142,8 @@ struct dial9_target {
  * Leave one thread out of the session, as if it were not a target (a
  * recorder's own threads, whose switches would otherwise fill an idle
  * process's trace): its side of a record is shown as a foreign task.
+ * The io_uring workers that run its requests (io-wq's "iou-wrk-<tid>")
+ * are left out with it.
  * tid 0 is the calling thread; it must belong to a process the session
  * may see.  At most DIAL9_MAX_IGNORED threads (-ENOSPC); followed by
  * identity, so a thread that reuses the tid is recorded.
