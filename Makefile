@@ -91,7 +91,7 @@ demo: deps vm-payload $(BUILD)/vm-bin/contention
 	@set -o pipefail; tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) \
 		--module dial9.ko --example $(BUILD)/examples/dial9-read \
 		--file $(VM_DIAL9) --file $(BUILD)/vm-bin/contention \
-		--demo "contention /tmp/demo && dial9 sched --top 5 /tmp/demo && \
+		--demo "contention /tmp/demo && dial9 sched /tmp/demo && \
 			dial9 report --html /tmp/demo -o /tmp/report.html && \
 			echo DIAL9-REPORT-BEGIN && base64 /tmp/report.html && \
 			echo DIAL9-REPORT-END" --out $(BUILD)/demo \

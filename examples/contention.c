@@ -2,11 +2,15 @@
 /*
  * contention: a small service under CPU contention, recorded by libdial9.
  *
- * worker-a shares CPU 0 with a CPU hog; worker-b has CPU 1 to itself.  Both
- * serve the same "requests" (sleep 1 ms for I/O, then compute 2 ms), each
- * inside a span.  The trace holds the spans and, from dial9.ko, every
- * switch and wake-up of the process with its runqueue delay, so
- * `dial9 sched TRACE_DIR` tells why worker-a's requests were late.
+ * worker-a shares CPU 0 with three CPU hogs; worker-b has CPU 1 to
+ * itself.  Both serve the same "requests" (sleep 1 ms for I/O, then
+ * compute 2 ms), each inside a span.  The trace holds the spans and, from
+ * dial9.ko, every switch and wake-up of the process with its runqueue
+ * delay, so `dial9 sched TRACE_DIR` tells why worker-a's requests were
+ * late.  (One hog is not contention: a woken worker preempts it and its
+ * 2 ms fit in a slice.  The recorder's own threads start on CPU 0 too, as
+ * they inherit the affinity of the thread that starts the recorder, so
+ * nothing but worker-b runs on CPU 1.)
  *
  *   contention TRACE_DIR [REQUESTS]
  */
@@ -20,6 +24,8 @@
 #include <dial9.h>
 
 DIAL9_SPAN_TYPE(request, "demo.request", DIAL9_FIELD(U64, id));
+
+#define HOGS 3
 
 static volatile int stop_hog;
 static int requests = 50;
@@ -41,11 +47,26 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Start @fn on @cpu from its first instruction (no wait elsewhere first). */
+static int start_on(pthread_t *t, int cpu, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t a;
+	cpu_set_t set;
+	int ret;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_attr_init(&a);
+	pthread_attr_setaffinity_np(&a, sizeof(set), &set);
+	ret = pthread_create(t, &a, fn, arg);
+	pthread_attr_destroy(&a);
+	return ret;
+}
+
 static void *hog(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "hog");
-	pin(0);
 	while (!stop_hog)
 		;
 	return NULL;
@@ -57,7 +78,6 @@ static void *worker(void *arg)
 	struct timespec io = { 0, 1000000 };
 
 	pthread_setname_np(pthread_self(), cpu ? "worker-b" : "worker-a");
-	pin(cpu);
 	for (int i = 0; i < requests; i++) {
 		uint64_t t0;
 
@@ -75,7 +95,7 @@ int main(int argc, char **argv)
 {
 	struct dial9_config cfg;
 	struct dial9_stats st;
-	pthread_t h, a, b;
+	pthread_t h[HOGS], a, b;
 	int ret;
 
 	if (argc < 2) {
@@ -84,6 +104,7 @@ int main(int argc, char **argv)
 	}
 	if (argc > 2)
 		requests = atoi(argv[2]);
+	pin(0);		/* the recorder's threads inherit it */
 	dial9_config_init(&cfg);
 	cfg.trace_dir = argv[1];
 	cfg.service_name = "contention";
@@ -92,15 +113,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dial9_start: %s\n", dial9_strerror(ret));
 		return 1;
 	}
-	printf("contention: worker-a shares CPU 0 with a hog, worker-b has CPU 1; %d requests of 1 ms I/O + 2 ms CPU each\n",
-	       requests);
-	pthread_create(&h, NULL, hog, NULL);
-	pthread_create(&a, NULL, worker, (void *)0);
-	pthread_create(&b, NULL, worker, (void *)1);
+	printf("contention: worker-a shares CPU 0 with %d hogs, worker-b has CPU 1; %d requests of 1 ms I/O + 2 ms CPU each\n",
+	       HOGS, requests);
+	for (int i = 0; i < HOGS; i++)
+		start_on(&h[i], 0, hog, NULL);
+	start_on(&a, 0, worker, (void *)0);
+	start_on(&b, 1, worker, (void *)1);
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
 	stop_hog = 1;
-	pthread_join(h, NULL);
+	for (int i = 0; i < HOGS; i++)
+		pthread_join(h[i], NULL);
 	dial9_stop();
 	dial9_get_stats(&st);
 	printf("contention: %llu events, %llu scheduler events from %s, %llu lost, in %s\n",

@@ -38,6 +38,8 @@
 #include "dial9.h"
 #include "ksched_internal.h"
 
+#define KS_MAX_IGNORED 8u	/* dial9_ksched.ignored[] */
+
 /* Records copied out of one CPU's ring and not yet released. */
 struct kq {
 	unsigned char *buf;
@@ -60,8 +62,12 @@ struct dial9_ksched {
 	struct kq *q;
 	uint64_t *lost_seen;		/* per CPU: in the kernel's LOST records */
 	uint64_t nread;			/* records read out of the rings */
-	/* perf: threads left out here (dial9.ko leaves them out itself) */
-	int ignored[8];
+	/*
+	 * Threads left out (dial9_ksched_ignore_thread): perf's records of
+	 * them are filtered as they are read, and so are dial9.ko's written
+	 * before it was told.  Slots are claimed with an atomic add.
+	 */
+	int ignored[KS_MAX_IGNORED];
 	unsigned int nignored;
 	struct dial9_perf *perf;	/* the perf backend, if used */
 	struct dial9_sstat *sstat;	/* the schedstat backend, if used */
@@ -85,6 +91,8 @@ struct dial9_ksched {
 
 static int ksched_reader_start(struct dial9_ksched *k);
 static void ksched_reader_stop(struct dial9_ksched *k);
+static int kq_push_bounded(struct kq *q, const struct dial9_rec_header *rec,
+			   size_t limit, uint64_t *lost);
 
 /* Append @s to the string in @d (replace it if @reset), truncating. */
 static void str_append(char *d, size_t n, const char *s, bool reset)
@@ -423,31 +431,37 @@ int dial9_ksched_ignore_thread(struct dial9_ksched *k, int tid)
 {
 	struct dial9_ignore ig = { .size = sizeof(ig), .tid = (uint32_t)tid };
 
-	if (k->perf) {
-		/* Filtered as records are read (perf_push). */
-		if (k->nignored == sizeof(k->ignored) / sizeof(k->ignored[0]))
-			return -ENOSPC;
-		__atomic_store_n(&k->ignored[k->nignored],
-				 tid ? tid : (int)syscall(SYS_gettid),
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&k->nignored, k->nignored + 1,
-				 __ATOMIC_RELEASE);
-		return 0;
-	}
-	if (k->fd < 0)
+	unsigned int i;
+
+	if (k->sstat)
 		return -EOPNOTSUPP;
+	if (!tid)
+		tid = (int)syscall(SYS_gettid);
+	/* Filtered as records are read (perf_push), for both backends. */
+	i = __atomic_fetch_add(&k->nignored, 1, __ATOMIC_ACQ_REL);
+	if (i >= KS_MAX_IGNORED)
+		return -ENOSPC;
+	__atomic_store_n(&k->ignored[i], tid, __ATOMIC_RELEASE);
+	if (k->perf || k->fd < 0)
+		return 0;
+	ig.tid = (uint32_t)tid;
 	return ioctl(k->fd, DIAL9_IOC_IGNORE_THREAD, &ig) ? -errno : 0;
 }
 
 struct push_ctx {
 	const struct dial9_ksched *k;
 	struct kq *q;
+	size_t limit;		/* kq_push_bounded()'s, or 0 */
+	uint64_t *lost;
 };
 
 static bool is_ignored(const struct dial9_ksched *k, uint32_t tid)
 {
-	for (unsigned int i = 0; i < k->nignored; i++)
-		if ((uint32_t)k->ignored[i] == tid)
+	unsigned int n = __atomic_load_n(&k->nignored, __ATOMIC_ACQUIRE);
+
+	for (unsigned int i = 0; i < n && i < KS_MAX_IGNORED; i++)
+		if ((uint32_t)__atomic_load_n(&k->ignored[i],
+					      __ATOMIC_ACQUIRE) == tid && tid)
 			return true;
 	return false;
 }
@@ -465,8 +479,11 @@ static int perf_push(void *ctx, const struct dial9_rec_header *rec)
 		struct dial9_rec_wake wk;
 	} u;
 
-	if (!pc->k->nignored || rec->size > sizeof(u))
-		return kq_push(pc->q, rec, rec->size);
+	if (!__atomic_load_n(&pc->k->nignored, __ATOMIC_RELAXED) ||
+	    rec->size > sizeof(u))
+		return pc->limit ? kq_push_bounded(pc->q, rec, pc->limit,
+						   pc->lost) :
+				   kq_push(pc->q, rec, rec->size);
 	memcpy(&u, rec, rec->size);
 	if (rec->type == DIAL9_REC_SWITCH && rec->size >= sizeof(u.sw)) {
 		if (is_ignored(pc->k, u.sw.prev_tid))
@@ -486,7 +503,9 @@ static int perf_push(void *ctx, const struct dial9_rec_header *rec)
 					DIAL9_WAKE_WAKER_TARGET)))
 			return 0;
 	}
-	return kq_push(pc->q, &u, rec->size);
+	return pc->limit ? kq_push_bounded(pc->q, &u.sw.hdr, pc->limit,
+					   pc->lost) :
+			   kq_push(pc->q, &u, rec->size);
 }
 
 /* Copy every published record out of the rings, and free their space. */
@@ -587,13 +606,14 @@ static int ksched_collect_into(struct dial9_ksched *k, struct kq *qs,
 	int ret;
 
 	if (k->perf || k->sstat) {
-		struct push_ctx pc = { k, &qs[0] };
+		struct push_ctx pc = { k, &qs[0], 0, NULL };
 
 		ret = k->perf ? dial9_perf_read(k->perf, perf_push, &pc) :
 				dial9_sstat_read(k->sstat, perf_push, &pc);
 		return ret ? ret : kq_sort(&qs[0]);
 	}
 	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
+		struct push_ctx pc = { k, &qs[cpu], limit, lost };
 		struct dial9_ring_ctrl *c = k->ctrl[cpu];
 		uint64_t head, tail;
 		uint32_t mask;
@@ -621,7 +641,7 @@ static int ksched_collect_into(struct dial9_ksched *k, struct kq *qs,
 				else
 					__atomic_store_n(&k->nread, k->nread + 1,
 							 __ATOMIC_RELAXED);
-				if (kq_push_bounded(&qs[cpu], h, limit, lost))
+				if (perf_push(&pc, h))
 					return -ENOMEM;
 			}
 			tail += h->size;
