@@ -29,6 +29,8 @@ int dial9_perf_read(struct dial9_perf *p,
  * kernel's numbering, in the same header layout.
  */
 #define D9_REC_SCHEDSTAT 0x7f00
+/* A fork the perf backend saw; it never leaves ksched_perf.c. */
+#define D9_REC_PERF_FORK 0x7f01
 
 struct d9_rec_schedstat {
 	struct dial9_rec_header hdr;

@@ -7,16 +7,35 @@
  * PERF_RECORD_SWITCH when a monitored thread goes on and off a CPU, with a
  * flag when it was preempted (still runnable).  One event per existing
  * thread and CPU, inherited by the threads and processes they create, all
- * of a CPU's events writing into one buffer (PERF_EVENT_IOC_SET_OUTPUT);
- * task and comm records name new threads and tell when they exit.  That
- * works for one's own threads at perf_event_paranoid 2 (the default), with
- * no tracefs and no capability.  What it cannot see: the other side of a
- * switch, and so how long a woken thread waited on the runqueue — only
- * waits after a preemption are known (switch-out to switch-in); migrations;
+ * of a CPU's events writing into one buffer (PERF_EVENT_IOC_SET_OUTPUT) of
+ * dial9_ksched_opts.ring_size bytes (a power of two of pages, like the
+ * module's rings; halved until the locked-memory limit allows it); task
+ * and comm records name new threads (a fork: the creating thread's name,
+ * which the child inherits) and tell when they exit.  That works for one's
+ * own threads at perf_event_paranoid 2 (the default), with no tracefs and
+ * no capability.  Where the sched_waking tracepoint may be read (tracefs
+ * mounted, and CAP_PERFMON or perf_event_paranoid -1, as raw tracepoint
+ * data needs), the wake-ups our threads perform are recorded too (who woke
+ * whom): the kernel delivers a task's tracepoint samples only while it
+ * runs, so these are the wake-ups done by the targets' threads, or by an
+ * interrupt that arrived while one of them ran.
+ *
+ * The runqueue wait.  The switch-in records carry the wait this backend
+ * can measure from its own records, computed here, once, in time order
+ * over all CPUs (resolve()): after a preemption, from the switch-out; after
+ * a block, from the sched_waking of the thread (the wake-up that queued
+ * it; the kernel's own wait starts at the enqueue just after); for a new
+ * thread, from its fork record (a few microseconds before the scheduler
+ * first queues it).  Done here rather than by the tools because this is
+ * where all of a thread's records meet, so the trace carries the wait as
+ * dial9.ko's does and every reader (dial9 sched, export, report, dump)
+ * sees the same figure.  A switch-in whose wait began unseen (a thread
+ * woken by another process, or by an interrupt on an idle CPU, or
+ * anything before the tracepoint was readable) has no wait (no
+ * DIAL9_SWITCH_WAIT_VALID): the tools count it as a wait of unknown
+ * length.  What it cannot see: the other side of a switch, migrations,
  * threads that existed before and were created by threads outside the
- * targets.  Where the sched_waking tracepoint may be read (tracefs mounted,
- * and CAP_PERFMON or perf_event_paranoid -1, as raw tracepoint data needs),
- * the wake-ups our threads perform are recorded too (who woke whom).
+ * targets.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -36,17 +55,32 @@
 
 #include "ksched_internal.h"
 
-#define PERF_PAGES 32	/* data pages per CPU buffer: 128 KiB */
+/*
+ * What resolve() knows of one of the targets' threads: its state since
+ * its last switch, and when it was last woken (or created) since its last
+ * switch-in.
+ */
+enum { PT_UNSEEN, PT_RUNNING, PT_PREEMPTED, PT_BLOCKED };
 
-/* Per-thread state: when it was preempted (its wait began), if it was. */
 struct ptask {
 	uint32_t tid, tgid;
-	uint64_t runnable_since;
+	int state;
+	uint64_t since;			/* its last switch */
+	uint64_t last_in;		/* its last switch-in */
+	uint64_t woken;			/* the start of its wait, or 0 */
+	char comm[16];
 };
 
 struct pbuf {
 	int fd;				/* the CPU's first event: owns the mmap */
 	struct perf_event_mmap_page *mp;
+	uint64_t head;			/* data_head when this read began */
+};
+
+/* A fork seen while draining, turned into a COMM record by resolve(). */
+struct pfork {
+	struct dial9_rec_header hdr;	/* type D9_REC_PERF_FORK */
+	uint32_t pid, tid, ptid, pad;
 };
 
 struct dial9_perf {
@@ -54,7 +88,9 @@ struct dial9_perf {
 	int waking_id;			/* sched_waking tracepoint, or -1 */
 	int waking_pid_off, waking_cpu_off;
 	const char *waking_note;	/* why there are no wake-ups */
+	char note[256];
 	long page;
+	unsigned int pages;		/* data pages per CPU buffer, 2^n */
 	int ncpu;
 	struct pbuf *buf;		/* [ncpu] */
 	int *fds;			/* every event */
@@ -74,11 +110,25 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static struct ptask *task_of(struct dial9_perf *p, uint32_t tid)
+static struct ptask *task_find(struct dial9_perf *p, uint32_t tid)
 {
 	for (size_t i = 0; i < p->ntasks; i++)
 		if (p->tasks[i].tid == tid)
 			return &p->tasks[i];
+	return NULL;
+}
+
+/* The thread @tid of @tgid, known from now on; NULL without memory. */
+static struct ptask *task_of(struct dial9_perf *p, uint32_t tid,
+			     uint32_t tgid)
+{
+	struct ptask *t = task_find(p, tid);
+
+	if (t) {
+		if (tgid)
+			t->tgid = tgid;
+		return t;
+	}
 	if (p->ntasks == p->captasks) {
 		size_t cap = p->captasks ? p->captasks * 2 : 64;
 		struct ptask *nt = realloc(p->tasks, cap * sizeof(*nt));
@@ -88,19 +138,19 @@ static struct ptask *task_of(struct dial9_perf *p, uint32_t tid)
 		p->tasks = nt;
 		p->captasks = cap;
 	}
-	p->tasks[p->ntasks].tid = tid;
-	p->tasks[p->ntasks].tgid = 0;
-	p->tasks[p->ntasks].runnable_since = 0;
-	return &p->tasks[p->ntasks++];
+	t = &p->tasks[p->ntasks++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->tgid = tgid;
+	return t;
 }
 
 static void task_forget(struct dial9_perf *p, uint32_t tid)
 {
-	for (size_t i = 0; i < p->ntasks; i++)
-		if (p->tasks[i].tid == tid) {
-			p->tasks[i] = p->tasks[--p->ntasks];
-			return;
-		}
+	struct ptask *t = task_find(p, tid);
+
+	if (t)
+		*t = p->tasks[--p->ntasks];
 }
 
 static int push_rec(struct dial9_perf *p, const void *rec, size_t size)
@@ -236,9 +286,13 @@ static int open_waking(struct dial9_perf *p, int tid, int cpu)
 	return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, p->buf[cpu].fd) ? -errno : 0;
 }
 
-/* One inherited context-switch event for @tid on @cpu. */
+/*
+ * One inherited context-switch event for @tid on @cpu.  The CPU's first
+ * maps its buffer: -ENOBUFS when the locked-memory limit refuses that size.
+ */
 static int open_event(struct dial9_perf *p, int tid, int cpu)
 {
+	size_t len = (size_t)(1 + p->pages) * (size_t)p->page;
 	struct perf_event_attr a;
 	int fd, ret;
 
@@ -257,7 +311,7 @@ static int open_event(struct dial9_perf *p, int tid, int cpu)
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
 	a.watermark = 1;
-	a.wakeup_watermark = (uint32_t)(PERF_PAGES * p->page / 4);
+	a.wakeup_watermark = (uint32_t)(len - (size_t)p->page) / 4;
 	fd = (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1,
 			  PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
@@ -268,12 +322,12 @@ static int open_event(struct dial9_perf *p, int tid, int cpu)
 		return ret;
 	}
 	if (p->buf[cpu].fd < 0) {
-		void *m = mmap(NULL, (size_t)((1 + PERF_PAGES) * p->page),
-			       PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       fd, 0);
 		struct epoll_event ev = { .events = EPOLLIN };
 
 		if (m == MAP_FAILED)
-			return -errno;
+			return errno == EPERM ? -ENOBUFS : -errno;
 		p->buf[cpu].fd = fd;
 		p->buf[cpu].mp = m;
 		epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev);
@@ -284,12 +338,16 @@ static int open_event(struct dial9_perf *p, int tid, int cpu)
 	return 0;
 }
 
-/* Events for every thread of @pid that exists now, named by COMM records. */
+/*
+ * Events for every thread of @pid that exists now, named by COMM records;
+ * each thread is known to resolve() from here on.
+ */
 static int open_process(struct dial9_perf *p, int pid, uint64_t now)
 {
-	char path[64], name[32];
+	char path[64];
 	struct dirent *de;
 	int n = 0, ret = 0;
+	struct ptask *t;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
@@ -318,8 +376,11 @@ static int open_process(struct dial9_perf *p, int pid, uint64_t now)
 			ret = 0;
 			continue;
 		}
-		if (!ret && !read_comm(pid, tid, name, sizeof(name)))
-			ret = push_comm(p, (uint32_t)pid, (uint32_t)tid, name,
+		t = ret ? NULL : task_of(p, (uint32_t)tid, (uint32_t)pid);
+		if (!ret && !t)
+			ret = -ENOMEM;
+		if (t && !read_comm(pid, tid, t->comm, sizeof(t->comm)))
+			ret = push_comm(p, (uint32_t)pid, (uint32_t)tid, t->comm,
 					now);
 		n++;
 	}
@@ -327,11 +388,50 @@ static int open_process(struct dial9_perf *p, int pid, uint64_t now)
 	return ret ? ret : n ? 0 : -ESRCH;
 }
 
+/* Undo open_all(): no events, buffers, threads or records. */
+static void close_events(struct dial9_perf *p)
+{
+	for (int cpu = 0; p->buf && cpu < p->ncpu; cpu++) {
+		if (p->buf[cpu].mp)
+			munmap(p->buf[cpu].mp,
+			       (size_t)(1 + p->pages) * (size_t)p->page);
+		p->buf[cpu].mp = NULL;
+		p->buf[cpu].fd = -1;
+	}
+	for (size_t i = 0; i < p->nfds; i++)
+		close(p->fds[i]);
+	p->nfds = p->ntasks = p->npend = 0;
+}
+
+static int open_all(struct dial9_perf *p, const struct dial9_ksched_opts *o,
+		    uint64_t now)
+{
+	int ret = 0;
+
+	if (o->self || !o->npids)
+		ret = open_process(p, getpid(), now);
+	for (unsigned int i = 0; !ret && i < o->npids; i++)
+		ret = open_process(p, o->pids[i], now);
+	return ret;
+}
+
+/* The buffer per CPU: ring_size rounded up to a power of two of pages. */
+static unsigned int ring_pages(const struct dial9_ksched_opts *o, long page)
+{
+	uint64_t want = o->ring_size ? o->ring_size : DIAL9_SCHED_RING_DEFAULT;
+	unsigned int n = 1;
+
+	while ((uint64_t)n * (uint64_t)page < want && n < (1u << 30))
+		n <<= 1;
+	return n;
+}
+
 int dial9_perf_open(struct dial9_perf **out, const struct dial9_ksched_opts *o,
 		    char *why, size_t whylen)
 {
 	uint64_t now = mono_ns();
 	struct dial9_perf *p;
+	unsigned int want;
 	int ret = 0;
 
 	*out = NULL;
@@ -344,6 +444,7 @@ int dial9_perf_open(struct dial9_perf **out, const struct dial9_ksched_opts *o,
 		return -ENOMEM;
 	p->page = sysconf(_SC_PAGESIZE);
 	p->ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
+	p->pages = want = ring_pages(o, p->page);
 	p->waking_id = -1;
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);
 	p->buf = calloc((size_t)p->ncpu, sizeof(*p->buf));
@@ -355,17 +456,32 @@ int dial9_perf_open(struct dial9_perf **out, const struct dial9_ksched_opts *o,
 		p->buf[cpu].fd = -1;
 	if (waking_format(p))
 		p->waking_note = "wake-ups need tracefs mounted at /sys/kernel/tracing";
-	if (o->self || !o->npids)
-		ret = open_process(p, getpid(), now);
-	for (unsigned int i = 0; !ret && i < o->npids; i++)
-		ret = open_process(p, o->pids[i], now);
+	/* Unprivileged, perf buffers count against the locked-memory limit. */
+	while ((ret = open_all(p, o, now)) == -ENOBUFS && p->pages > 1) {
+		close_events(p);
+		p->pages /= 2;
+	}
 	if (ret) {
-		snprintf(why, whylen, "perf_event_open: %s%s", strerror(-ret),
+		snprintf(why, whylen, "perf_event_open: %s%s",
+			 strerror(ret == -ENOBUFS ? EPERM : -ret),
 			 ret == -EACCES || ret == -EPERM ?
-			 " (other users' processes need CAP_PERFMON, or a lower kernel.perf_event_paranoid)" : "");
+			 " (other users' processes need CAP_PERFMON, or a lower kernel.perf_event_paranoid)" :
+			 ret == -ENOBUFS ? " (mmap: kernel.perf_event_mlock_kb, RLIMIT_MEMLOCK)" : "");
 		dial9_perf_close(p);
 		return ret;
 	}
+	/* What the records cannot tell (the segment's sched_note). */
+	if (p->waking_note)
+		snprintf(p->note, sizeof(p->note), "%s: waits after a wake-up are unknown",
+			 p->waking_note);
+	else
+		snprintf(p->note, sizeof(p->note), "wake-ups by other processes or by interrupts on idle CPUs are not seen: waits after them are unknown");
+	if (p->pages < want)
+		snprintf(p->note + strlen(p->note),
+			 sizeof(p->note) - strlen(p->note),
+			 "; ring %lu KiB per CPU, not %lu (locked-memory limit)",
+			 (unsigned long)p->pages * (unsigned long)p->page / 1024,
+			 (unsigned long)want * (unsigned long)p->page / 1024);
 	*out = p;
 	return 0;
 }
@@ -374,12 +490,7 @@ void dial9_perf_close(struct dial9_perf *p)
 {
 	if (!p)
 		return;
-	for (int cpu = 0; p->buf && cpu < p->ncpu; cpu++)
-		if (p->buf[cpu].mp)
-			munmap(p->buf[cpu].mp,
-			       (size_t)((1 + PERF_PAGES) * p->page));
-	for (size_t i = 0; i < p->nfds; i++)
-		close(p->fds[i]);
+	close_events(p);
 	if (p->epfd >= 0)
 		close(p->epfd);
 	free(p->buf);
@@ -391,7 +502,7 @@ void dial9_perf_close(struct dial9_perf *p)
 
 const char *dial9_perf_note(const struct dial9_perf *p)
 {
-	return p->waking_note ? p->waking_note : "";
+	return p->note;
 }
 
 int dial9_perf_fd(const struct dial9_perf *p)
@@ -411,7 +522,10 @@ struct perf_id {
 	uint32_t cpu, res;
 };
 
-/* A sched_waking sample: pid/tid, time, cpu, then the raw tracepoint data. */
+/*
+ * A sched_waking sample: pid/tid, time, cpu, then the raw tracepoint data.
+ * resolve() fills in the woken task's process when it is one of ours.
+ */
 static int perf_waking(struct dial9_perf *p, const unsigned char *r,
 		       uint16_t size)
 {
@@ -420,7 +534,6 @@ static int perf_waking(struct dial9_perf *p, const unsigned char *r,
 	uint32_t raw_size;
 	int32_t pid, cpu;
 	const unsigned char *raw;
-	struct ptask *t;
 
 	if (p->waking_id < 0 ||
 	    size < sizeof(struct perf_event_header) + sizeof(id) + 4)
@@ -440,27 +553,20 @@ static int perf_waking(struct dial9_perf *p, const unsigned char *r,
 	wk.hdr.cpu = (uint16_t)id.cpu;
 	wk.hdr.time_ns = id.time;
 	wk.tid = (uint32_t)pid;
-	/* The woken task's process is known only if it is one of ours. */
-	for (size_t i = 0; i < p->ntasks; i++)
-		if (p->tasks[i].tid == (uint32_t)pid)
-			wk.tgid = p->tasks[i].tgid;
 	wk.waker_tid = id.tid;
 	wk.waker_tgid = id.pid;
-	wk.hdr.flags = DIAL9_WAKE_WAKER_TARGET | (wk.tgid ? DIAL9_WAKE_TASK_TARGET : 0);
+	wk.hdr.flags = DIAL9_WAKE_WAKER_TARGET;
 	wk.target_cpu = (uint32_t)cpu;
-	t = task_of(p, id.tid);
-	if (t)
-		t->tgid = id.pid;
 	return push_rec(p, &wk, sizeof(wk));
 }
 
+/* What the kernel wrote, as dial9 records (resolve() completes them). */
 static int perf_record(struct dial9_perf *p, const unsigned char *r,
 		       uint16_t size)
 {
 	struct perf_event_header h;
 	struct dial9_rec_switch sw;
 	struct perf_id id;
-	struct ptask *t;
 
 	memcpy(&h, r, sizeof(h));
 	if (h.type == PERF_RECORD_LOST) {
@@ -473,6 +579,7 @@ static int perf_record(struct dial9_perf *p, const unsigned char *r,
 		memset(&lo, 0, sizeof(lo));
 		lo.hdr.type = DIAL9_REC_LOST;
 		lo.hdr.size = sizeof(lo);
+		/* drain_buf() dates it just before the buffer's next record */
 		lo.hdr.time_ns = mono_ns();
 		lo.count = v[1];
 		p->lost += v[1];
@@ -490,6 +597,22 @@ static int perf_record(struct dial9_perf *p, const unsigned char *r,
 		memcpy(name, r + sizeof(h) + 8, max < 16 ? max : 16);
 		return push_comm(p, id.pid, id.tid, name, id.time);
 	}
+	if (h.type == PERF_RECORD_FORK &&
+	    size >= sizeof(h) + 16 + 8 + sizeof(id)) {
+		uint32_t v[4];	/* pid, ppid, tid, ptid */
+		struct pfork f;
+
+		memcpy(v, r + sizeof(h), sizeof(v));
+		memset(&f, 0, sizeof(f));
+		f.hdr.type = D9_REC_PERF_FORK;
+		f.hdr.size = sizeof(f);
+		f.hdr.cpu = (uint16_t)id.cpu;
+		memcpy(&f.hdr.time_ns, r + sizeof(h) + sizeof(v), 8);
+		f.pid = v[0];
+		f.tid = v[2];
+		f.ptid = v[3];
+		return push_rec(p, &f, sizeof(f));
+	}
 	if (h.type == PERF_RECORD_EXIT) {
 		struct dial9_rec_exit ex;
 
@@ -502,15 +625,10 @@ static int perf_record(struct dial9_perf *p, const unsigned char *r,
 		ex.tgid = id.pid;
 		if (ex.tid == ex.tgid)
 			ex.hdr.flags = DIAL9_EXIT_GROUP_DEAD;
-		task_forget(p, id.tid);
 		return push_rec(p, &ex, sizeof(ex));
 	}
 	if (h.type != PERF_RECORD_SWITCH)
 		return 0;
-	t = task_of(p, id.tid);
-	if (!t)
-		return -ENOMEM;
-	t->tgid = id.pid;
 	memset(&sw, 0, sizeof(sw));
 	sw.hdr.type = DIAL9_REC_SWITCH;
 	sw.hdr.size = sizeof(sw);
@@ -527,29 +645,30 @@ static int perf_record(struct dial9_perf *p, const unsigned char *r,
 		sw.hdr.flags |= DIAL9_SWITCH_PREV_TARGET;
 		if (preempted)
 			sw.hdr.flags |= DIAL9_SWITCH_PREV_RUNNABLE;
-		t->runnable_since = preempted ? id.time : 0;
 	} else {
 		sw.prev_tid = sw.prev_tgid = DIAL9_TID_REDACTED;
 		sw.next_tid = id.tid;
 		sw.next_tgid = id.pid;
 		sw.hdr.flags |= DIAL9_SWITCH_NEXT_TARGET;
-		/* Only a preempted thread's wait is known here. */
-		if (t->runnable_since && id.time >= t->runnable_since) {
-			sw.next_wait_ns = id.time - t->runnable_since;
-			sw.hdr.flags |= DIAL9_SWITCH_WAIT_VALID;
-		}
-		t->runnable_since = 0;
 	}
 	return push_rec(p, &sw, sizeof(sw));
 }
 
-static int drain_buf(struct dial9_perf *p, struct perf_event_mmap_page *mp)
+/*
+ * The records of @cpu's buffer up to the head it had when this read began.
+ * The kernel writes a LOST record where it dropped records: it is dated
+ * just before the buffer's next record (or now), so that its window is
+ * from the CPU's last record before it to the first after it.
+ */
+static int drain_buf(struct dial9_perf *p, int cpu)
 {
-	unsigned char *data = (unsigned char *)mp + p->page;
-	uint64_t size = (uint64_t)PERF_PAGES * (uint64_t)p->page;
-	uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = mp->data_tail;
+	struct pbuf *b = &p->buf[cpu];
+	unsigned char *data = (unsigned char *)b->mp + p->page;
+	uint64_t size = (uint64_t)p->pages * (uint64_t)p->page;
+	uint64_t head = b->head;
+	uint64_t tail = b->mp->data_tail;
 	_Alignas(8) unsigned char rec[512];
+	size_t lost = SIZE_MAX, n;
 	int ret = 0;
 
 	while (tail < head && !ret) {
@@ -562,11 +681,135 @@ static int drain_buf(struct dial9_perf *p, struct perf_event_mmap_page *mp)
 		/* A record may wrap at the end of the buffer: copy it. */
 		for (uint16_t i = 0; i < h.size; i++)
 			rec[i] = data[(tail + i) % size];
+		n = p->npend;
 		ret = perf_record(p, rec, h.size);
 		tail += h.size;
+		if (ret || p->npend == n)
+			continue;
+		if (p->pending[n].hdr.type == DIAL9_REC_LOST) {
+			p->pending[n].hdr.cpu = (uint16_t)cpu;
+			if (lost == SIZE_MAX)
+				lost = n;
+		} else if (lost != SIZE_MAX) {
+			uint64_t t = p->pending[n].hdr.time_ns;
+
+			for (size_t i = lost; i < n; i++)
+				if (p->pending[i].hdr.type == DIAL9_REC_LOST)
+					p->pending[i].hdr.time_ns = t ? t - 1 : 0;
+			lost = SIZE_MAX;
+		}
 	}
-	__atomic_store_n(&mp->data_tail, head, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->mp->data_tail, head, __ATOMIC_RELEASE);
 	return ret;
+}
+
+/* A new thread: named as the thread that created it, until it renames. */
+static void resolve_fork(struct dial9_perf *p, struct dial9_rec_switch *slot)
+{
+	struct pfork f;
+	struct dial9_rec_comm *c = (void *)slot;
+	struct ptask *t, *parent;
+	char name[16] = "";
+
+	memcpy(&f, slot, sizeof(f));
+	parent = task_find(p, f.ptid);
+	if (parent)
+		memcpy(name, parent->comm, sizeof(name));
+	else if (read_comm((int)f.pid, (int)f.tid, name, sizeof(name)))
+		name[0] = 0;
+	t = task_of(p, f.tid, f.pid);
+	if (t) {
+		memcpy(t->comm, name, sizeof(t->comm));
+		t->state = PT_UNSEEN;
+		t->woken = f.hdr.time_ns;	/* its first wait begins */
+	}
+	memset(slot, 0, sizeof(*slot));
+	if (!name[0]) {
+		slot->hdr.type = DIAL9_REC_PAD;
+		return;
+	}
+	c->hdr.type = DIAL9_REC_COMM;
+	c->hdr.size = sizeof(*c);
+	c->hdr.cpu = f.hdr.cpu;
+	c->hdr.time_ns = f.hdr.time_ns;
+	c->tid = f.tid;
+	c->tgid = f.pid;
+	memcpy(c->comm, name, sizeof(c->comm) - 1);
+}
+
+/* The switch-in of @t at @now: the wait it ends, if its start was seen. */
+static void resolve_in(struct ptask *t, struct dial9_rec_switch *sw,
+		       uint64_t now)
+{
+	uint64_t from = 0;
+
+	if (t->state == PT_PREEMPTED)
+		from = t->since;
+	else if (t->state == PT_BLOCKED && t->woken)
+		/* woken before its switch-out ended: from the switch-out */
+		from = t->woken > t->since ? t->woken : t->since;
+	else if (t->state == PT_UNSEEN && t->woken)
+		from = t->woken;
+	if (from && now >= from) {
+		sw->next_wait_ns = now - from;
+		sw->hdr.flags |= DIAL9_SWITCH_WAIT_VALID;
+	}
+	t->state = PT_RUNNING;
+	t->since = t->last_in = now;
+	t->woken = 0;
+}
+
+/*
+ * The threads' states over one read's records, in time order: the waits
+ * of switch-ins, the woken task's process, new threads' names.
+ */
+static int resolve(struct dial9_perf *p, struct dial9_rec_switch *slot)
+{
+	struct dial9_rec_header *h = &slot->hdr;
+	struct dial9_rec_wake *wk = (void *)slot;
+	struct dial9_rec_comm *c = (void *)slot;
+	struct ptask *t;
+
+	switch (h->type) {
+	case D9_REC_PERF_FORK:
+		resolve_fork(p, slot);
+		return 0;
+	case DIAL9_REC_COMM:
+		t = task_of(p, c->tid, c->tgid);
+		if (!t)
+			return -ENOMEM;
+		memcpy(t->comm, c->comm, sizeof(t->comm));
+		return 0;
+	case DIAL9_REC_EXIT:
+		task_forget(p, ((struct dial9_rec_exit *)(void *)slot)->tid);
+		return 0;
+	case DIAL9_REC_WAKING:
+		t = task_find(p, wk->tid);
+		if (!t)
+			return 0;	/* not one of ours */
+		wk->tgid = t->tgid;
+		wk->hdr.flags |= DIAL9_WAKE_TASK_TARGET;
+		/* An older waking was published late: its wait is over. */
+		if (h->time_ns >= t->last_in)
+			t->woken = h->time_ns;
+		return 0;
+	case DIAL9_REC_SWITCH:
+		if (h->flags & DIAL9_SWITCH_NEXT_TARGET) {
+			t = task_of(p, slot->next_tid, slot->next_tgid);
+			if (!t)
+				return -ENOMEM;
+			resolve_in(t, slot, h->time_ns);
+			return 0;
+		}
+		t = task_of(p, slot->prev_tid, slot->prev_tgid);
+		if (!t)
+			return -ENOMEM;
+		t->state = h->flags & DIAL9_SWITCH_PREV_RUNNABLE ?
+			   PT_PREEMPTED : PT_BLOCKED;
+		t->since = h->time_ns;
+		return 0;
+	}
+	return 0;
 }
 
 static int cmp_time(const void *a, const void *b)
@@ -582,13 +825,26 @@ int dial9_perf_read(struct dial9_perf *p,
 {
 	int ret = 0;
 
+	/*
+	 * Every buffer's head first, then the records up to them: a record
+	 * older than one read from another CPU is then rarely left for the
+	 * next read (where a waking would come after the switch-in it
+	 * explains, which then has no wait).
+	 */
+	for (int cpu = 0; cpu < p->ncpu; cpu++)
+		if (p->buf[cpu].mp)
+			p->buf[cpu].head = __atomic_load_n(&p->buf[cpu].mp->data_head,
+							   __ATOMIC_ACQUIRE);
 	for (int cpu = 0; !ret && cpu < p->ncpu; cpu++)
 		if (p->buf[cpu].mp)
-			ret = drain_buf(p, p->buf[cpu].mp);
+			ret = drain_buf(p, cpu);
 	/* One merged, time-ordered batch per read. */
 	qsort(p->pending, p->npend, sizeof(p->pending[0]), cmp_time);
-	for (size_t i = 0; !ret && i < p->npend; i++)
-		ret = push(ctx, &p->pending[i].hdr);
+	for (size_t i = 0; !ret && i < p->npend; i++) {
+		ret = resolve(p, &p->pending[i]);
+		if (!ret && p->pending[i].hdr.type != DIAL9_REC_PAD)
+			ret = push(ctx, &p->pending[i].hdr);
+	}
 	p->npend = 0;
 	return ret;
 }

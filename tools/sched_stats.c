@@ -21,7 +21,11 @@
  * wait is not known, the wait is unknown: it is counted, never measured.
  * Without totals (older modules, perf) a wait is this CPU's part, and
  * unknown when any CPU of the source lost records since the thread's
- * previous switch.
+ * previous switch.  A switch-in without a measured wait and without
+ * totals, of a thread that was not running (blocked, preempted, or first
+ * seen there), ends a wait of unknown length: the perf backend measures
+ * the waits it can (from the switch-out, the waking or the fork) and
+ * leaves the others unmeasured.
  *
  * States across a loss.  Records of one CPU were lost in the window from
  * that CPU's last event to its LOST record.  Time of a thread between
@@ -436,6 +440,9 @@ int sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 				     (t->last ? t->cum_total : 0) + w;
 		else if (known)
 			r.delay_ns = w;
+	} else if (!e->totals && t->state != SCHED_RUNNING) {
+		/* A wait that nothing measured (perf: no waking seen). */
+		r.delay = -1;
 	}
 
 	if (t->state != SCHED_NONE && e->ts >= t->since) {

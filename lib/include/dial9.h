@@ -127,7 +127,7 @@ struct dial9_config {
 	uint32_t sched_flags;       /* DIAL9_SCHED_* */
 	const int *sched_pids;      /* other processes (CAP_PERFMON) */
 	uint32_t sched_npids;
-	uint32_t sched_ring_bytes;  /* per CPU for dial9.ko (a power of two);
+	uint32_t sched_ring_bytes;  /* per CPU, dial9.ko or perf (a power of two);
 				     * DIAL9_SCHED_RING_DEFAULT; 0: the
 				     * module's own default (256 KiB) */
 	/* The worker pipeline for sealed segments (docs/upload.md). */
@@ -441,13 +441,15 @@ const struct dial9_value *dial9_record_field(const struct dial9_record *rec,
  * order across CPUs.  The recorder uses one (dial9_config.sched); tools
  * may open their own.  Backends, tried in this order:
  *   "dial9.ko"  /dev/dial9: every switch, wake-up and migration of the
- *               targets, with the runqueue wait computed in the kernel;
+ *               targets, with the runqueue wait computed in the kernel and
+ *               the scheduler's cumulative totals;
  *   "perf"      perf_event_open context-switch records of the targets'
  *               threads (one's own at the default perf_event_paranoid 2):
- *               no other side of a switch, no migrations, and the runqueue
- *               wait only after a preemption; the wake-ups the targets
- *               perform too where the sched_waking tracepoint is readable
- *               (tracefs mounted, CAP_PERFMON or perf_event_paranoid -1);
+ *               no other side of a switch, no migrations; the runqueue
+ *               wait after a preemption, a thread's creation, and a
+ *               wake-up it saw (the sched_waking tracepoint, where it is
+ *               readable: tracefs mounted, CAP_PERFMON or
+ *               perf_event_paranoid -1), else unknown;
  *   "schedstat" every 100 ms, each thread's cumulative CPU time, runqueue
  *               wait and run count from /proc/<pid>/task/<tid>/schedstat
  *               (private record type, sched.schedstat events): how long

@@ -13,6 +13,7 @@
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 #include <linux/dial9.h>
@@ -321,6 +322,162 @@ static void schedstat_backend_samples_waits(void **state)
 	free(dir);
 }
 
+/*
+ * Wake-up latency from the perf backend: a thread sleeping 1 ms at a time
+ * on the CPU of a hog (both ours: the timer's wake-up happens while the
+ * hog runs, so the sched_waking sample is the hog's), and a process and a
+ * thread created after the recording began, never renamed.
+ */
+#define NAPS 100
+
+struct napper {
+	pid_t sleeper, child, spawned;
+	uint64_t run_delay;
+};
+
+static void *sleeper(void *arg)
+{
+	struct napper *n = arg;
+	struct timespec ts = { 0, 1000000 };
+
+	pin0();
+	pthread_setname_np(pthread_self(), "sleeper");
+	n->sleeper = (pid_t)syscall(SYS_gettid);
+	for (int i = 0; i < NAPS; i++)
+		nanosleep(&ts, NULL);
+	n->run_delay = run_delay(n->sleeper);
+	return NULL;
+}
+
+static void *spawned(void *arg)
+{
+	struct napper *n = arg;
+
+	n->spawned = (pid_t)syscall(SYS_gettid);
+	usleep(10000);
+	return NULL;
+}
+
+/* Renamed, then creates a process and a thread that keep its name. */
+static void *forker(void *arg)
+{
+	struct napper *n = arg;
+	pthread_t t;
+	pid_t c;
+
+	pthread_setname_np(pthread_self(), "forker");
+	c = fork();
+	if (c == 0) {
+		struct timespec ts = { 0, 10000000 };
+
+		nanosleep(&ts, NULL);
+		_exit(0);
+	}
+	n->child = c;
+	if (c > 0)
+		waitpid(c, NULL, 0);
+	if (!pthread_create(&t, NULL, spawned, n))
+		pthread_join(t, NULL);
+	return NULL;
+}
+
+/* `dial9 sched --json --tid TID DIR`: the one thread's figures. */
+static char *sched_json(const char *dir, pid_t tid)
+{
+	const char *tool = getenv("DIAL9_TEST_TOOL");
+	static char out[8192];
+	char cmd[4096];
+	size_t n;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s sched --json --tid %d %s",
+		 tool ? tool : "build/tools/dial9", (int)tid, dir);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = 0;
+	assert_int_equal(pclose(f), 0);
+	return out;
+}
+
+/* The number after @key in @json, or -1. */
+static long long json_num(const char *json, const char *key)
+{
+	const char *at = strstr(json, key);
+
+	return at ? strtoll(at + strlen(key), NULL, 10) : -1;
+}
+
+static void perf_backend_measures_wakeup_latency(void **state)
+{
+	struct napper n = { 0 };
+	struct contention busy_cpu0 = { 0 };
+	struct dial9_config c;
+	struct dial9_stats st;
+	bool wakes_possible = geteuid() == 0 && tracefs_ready();
+	char *dir = test_tmpdir("wakeups"), *boot, *j;
+	long long known, unknown, sum;
+	pthread_t h, s, f;
+	(void)state;
+
+	dial9_config_init(&c);
+	c.trace_dir = dir;
+	c.service_name = "wakeups";
+	c.sched = DIAL9_SCHED_PERF;
+	assert_int_equal(dial9_start(&c), 0);
+	dial9_get_stats(&st);
+	if (!st.sched_backend[0]) {
+		dial9_stop();
+		test_rm_rf(dir);
+		free(dir);
+		skip();
+	}
+	assert_int_equal(pthread_create(&h, NULL, hog, &busy_cpu0), 0);
+	assert_int_equal(pthread_create(&s, NULL, sleeper, &n), 0);
+	assert_int_equal(pthread_create(&f, NULL, forker, &n), 0);
+	pthread_join(s, NULL);
+	pthread_join(f, NULL);
+	busy_cpu0.stop = 1;
+	pthread_join(h, NULL);
+	assert_int_equal(dial9_stop(), 0);
+	dial9_get_stats(&st);
+	assert_true(n.child > 0);
+	boot = test_boot_dir(dir);
+	assert_non_null(boot);
+
+	j = sched_json(boot, n.sleeper);
+	assert_non_null(strstr(j, "\"name\":\"sleeper\""));
+	known = json_num(j, "\"delay\":{\"count\":");
+	sum = json_num(j, "\"sum_ns\":");
+	unknown = json_num(j, "\"unknown_delays\":");
+	print_message("sleeper: %lld wake-up delays known (%.1f us in all, avg %.1f us), %lld unknown; the kernel's run_delay %.1f us; %llu scheduler records lost\n",
+		      known, sum / 1e3, known > 0 ? sum / 1e3 / known : 0.0,
+		      unknown, n.run_delay / 1e3,
+		      (unsigned long long)st.sched_lost);
+	/* Every nap ends in a wait: measured from its waking, or unknown. */
+	assert_true(known + unknown >= NAPS * 9 / 10);
+	if (wakes_possible) {
+		/* Most wakings are the hog's (other processes share CPU 0). */
+		assert_true(known >= NAPS / 4);
+		/* From sched_waking: a little before the kernel's enqueue. */
+		assert_true((uint64_t)sum <= n.run_delay +
+					     (uint64_t)known * 50000);
+	} else {
+		print_message("wake-ups not readable here: waits unknown\n");
+		assert_true(unknown >= NAPS * 9 / 10);
+	}
+
+	/* Created after the start, never renamed: their creator's name. */
+	j = sched_json(boot, n.child);
+	print_message("forked child %d: %.200s\n", (int)n.child, j);
+	assert_non_null(strstr(j, "\"name\":\"forker\""));
+	j = sched_json(boot, n.spawned);
+	assert_non_null(strstr(j, "\"name\":\"forker\""));
+	free(boot);
+	test_rm_rf(dir);
+	free(dir);
+}
+
 /* A source that cannot be had says why; recording still runs. */
 static void no_source_is_reported(void **state)
 {
@@ -339,6 +496,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(perf_backend_records_switches_and_wakeups),
+		cmocka_unit_test(perf_backend_measures_wakeup_latency),
 		cmocka_unit_test(schedstat_backend_samples_waits),
 		cmocka_unit_test(no_source_is_reported),
 	};

@@ -3,9 +3,10 @@
  * check_sched.js DIR - `dial9 sched --json` of the traces of
  * `mktrace sched` (DIR/CASE.json): whole waits from the scheduler's
  * totals, unknown waits and states across losses, exact totals after
- * lost switch-ins, and threads of two hosts kept apart.  The expected
- * figures follow from the events mktrace.c writes, by the rules of
- * docs/cli.md, not from the tool's output.
+ * lost switch-ins, threads of two hosts kept apart, and the waits a perf
+ * recording measured or could not.  The expected figures follow from the
+ * events mktrace.c writes, by the rules of docs/cli.md, not from the
+ * tool's output.
  */
 "use strict";
 const fs = require("fs");
@@ -98,6 +99,21 @@ function thread(j, tid, host) {
   check(a.switches === 2 && a.delay.count === 2 && a.runq_total_ns === 5000,
         "alpha's two segments are one thread (1000 + 4000 ns)");
   check(b.switches === 1 && b.runq_total_ns === 2000, "beta's thread alone");
+}
+
+/* (e) perf: waits measured from the waking or the preemption, or not */
+{
+  const j = load("perf");
+  const t = thread(j, 601);
+
+  check(t.delay.count === 2 && t.delay.sum_ns === 10000 &&
+        t.delay.max_ns === 5000, "perf: the two measured waits (5 + 5 us)");
+  check(t.unknown_delays === 2,
+        "perf: first sight and a wake-up nobody saw: unknown, not 0");
+  check(t.runq_total_ns === 10000 && t.waits === 2,
+        "perf: the total is the measured waits");
+  check(t.blocked_ns === 15000 + 30000 && t.runnable_ns === 10000,
+        "perf: blocked until the measured wait, all of it when unmeasured");
 }
 
 process.exit(failed);

@@ -245,12 +245,14 @@ static void s_out(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
 	CHECK(dial9_encoder_event(e, total_ns < 0 ? S_OUT0 : S_OUT, US(t), v));
 }
 
+/* wait_ns < 0: no wait measured (delay_known false) */
 static void s_in(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
-		 uint64_t wait_ns, long long total_ns, uint64_t count)
+		 long long wait_ns, long long total_ns, uint64_t count)
 {
 	struct dial9_value v[9] = {
 		dial9_u64(tid), dial9_u64(tid), dial9_u64((uint64_t)cpu),
-		dial9_u64(wait_ns), dial9_bool(true), dial9_u64(0),
+		dial9_u64(wait_ns < 0 ? 0 : (uint64_t)wait_ns),
+		dial9_bool(wait_ns >= 0), dial9_u64(0),
 		dial9_u64(total_ns < 0 ? 0 : (uint64_t)total_ns),
 		dial9_u64(count), dial9_bool(total_ns >= 0),
 	};
@@ -353,6 +355,23 @@ static int sched_cases(const char *dir)
 	s_in(e, 20, 500, 0, 4000, -1, 0);
 	s_out(e, 30, 500, 0, false, -1, 0);
 	s_save(e, dir, "hosts", "alpha-2.dial9");
+
+	/*
+	 * perf/ (no totals; the waits the perf backend measured): 601 is
+	 * first seen at a switch-in (unmeasured), blocks at 10 and runs at
+	 * 30 after 5 us (from its waking), is preempted at 40 and runs at 45,
+	 * blocks at 50 and runs at 80 with no waking seen (unmeasured).
+	 */
+	sched_begin(e, NULL, NULL);
+	s_in(e, 0, 601, 0, -1, -1, 0);
+	s_out(e, 10, 601, 0, false, -1, 0);
+	s_in(e, 30, 601, 0, 5000, -1, 0);
+	s_out(e, 40, 601, 0, true, -1, 0);
+	s_in(e, 45, 601, 0, 5000, -1, 0);
+	s_out(e, 50, 601, 0, false, -1, 0);
+	s_in(e, 80, 601, 0, -1, -1, 0);
+	s_out(e, 90, 601, 0, false, -1, 0);
+	s_save(e, dir, "perf", "00000001.dial9");
 	dial9_encoder_free(e);
 	return 0;
 }

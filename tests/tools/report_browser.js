@@ -200,7 +200,7 @@ async function main() {
     return { start: +r.dataset.start, end: +r.dataset.end,
              rowSelected: document.querySelectorAll("#worst tbody tr.worst-row")[${k}]
                             .classList.contains("selected"),
-             trackSelected: document.querySelectorAll("#timeline .track")[${box.thread}]
+             trackSelected: document.querySelector('#timeline .track[data-index="${box.thread}"]')
                               .classList.contains("selected"),
              text: r.textContent };`);
   console.log("after click: " + JSON.stringify(after));

@@ -30,7 +30,7 @@ step "scheduler totals and losses: dial9 sched --json, info"
 rm -rf "$B/sched"
 mkdir -p "$B/sched"
 "$B/mktrace" sched "$B/sched"
-for c in migrated lost lostin hosts; do
+for c in migrated lost lostin hosts perf; do
 	"$D9" sched --json "$B/sched/$c" > "$B/sched/$c.json" ||
 		bad "sched --json $c"
 done
