@@ -320,6 +320,8 @@ int dial9_config_from_env(struct dial9_config *c)
 		else
 			c->sched = on ? DIAL9_SCHED_AUTO : DIAL9_SCHED_OFF;
 	}
+	if (env_u64("DIAL9_FLUSH_NICE", 0, 19, &v))
+		c->flush_nice = (int32_t)v;
 	if (env_u64("DIAL9_SCHED_RING_KB", 4, 64 * 1024, &v)) {
 		if (v & (v - 1))
 			d9_log("DIAL9_SCHED_RING_KB=%llu is not a power of two; "
@@ -349,7 +351,8 @@ static int check_config(const struct dial9_config *in, struct dial9_config *c)
 	if (!c->trace_dir || !*c->trace_dir || c->rotation_secs < 1 ||
 	    c->max_disk_bytes < 1 || c->buffer_bytes < 4096 ||
 	    c->buffer_bytes > (1u << 30) || c->flush_interval_ms < 1 ||
-	    c->flush_interval_ms > 60000 || c->collector_batches < 1 ||
+	    c->flush_interval_ms > 60000 || c->flush_nice < 0 ||
+	    c->flush_nice > 19 || c->collector_batches < 1 ||
 	    c->collector_batches > (1u << 20) || c->io_backend > DIAL9_IO_PWRITE ||
 	    c->clock > DIAL9_CLOCK_GETTIME || c->sched > DIAL9_SCHED_SCHEDSTAT ||
 	    c->sched_flags & ~(DIAL9_SCHED_NO_SELF | DIAL9_SCHED_CHILDREN |
@@ -610,7 +613,9 @@ static void *flush_main(void *arg)
 	uint64_t wait_ms = r->cfg.flush_interval_ms, next_kick = 0;
 	bool step_two = false, rotate_after = false;
 
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+	if (r->cfg.flush_nice > 0)
+		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),
+			    r->cfg.flush_nice);
 	pthread_setname_np(pthread_self(), "dial9-flush");
 	/* The recorder does not record itself (dial9.ko only). */
 	if (r->ks)
@@ -677,7 +682,13 @@ static void *flush_main(void *arg)
 				     now - KSCHED_HORIZON_NS) > 0;
 		report_losses(r);
 		if (rotate_after && !step_two) {
-			d9_segw_rotate(r->segw);
+			/*
+			 * Still due: a segment that filled up since step one
+			 * was rotated for its size, and its successor, just
+			 * opened, is not cut again (a tiny second segment).
+			 */
+			if (d9_segw_rotation_due(r->segw, now))
+				d9_segw_rotate(r->segw);
 			rotate_after = false;
 		}
 		if (!step_two && (now >= next_drain ||

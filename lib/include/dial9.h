@@ -152,6 +152,11 @@ struct dial9_config {
 	 * them in RAM (max_disk_bytes is then the RAM budget): nothing is
 	 * written to disk, and a crash loses them. Needs S3 or write-back. */
 	uint32_t storage;             /* enum dial9_storage */
+	/* The flush thread's nice (0-19), and its io_uring workers' (they
+	 * inherit it); 0 by default, so under load it keeps up with the
+	 * threads it drains; a higher value yields to them, at the cost of
+	 * application events lost when the collector fills. */
+	int32_t flush_nice;
 };
 
 enum dial9_storage {
