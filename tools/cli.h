@@ -24,6 +24,11 @@ void cli_free_paths(char **paths, int n);
 int cli_map(const char *path, struct cli_file *f);
 void cli_unmap(struct cli_file *f);
 
+/*
+ * Make room for @need elements of @size bytes in *@v (capacity *@cap,
+ * doubled as needed); 0 or -ENOMEM, *@v unchanged on failure.
+ */
+int cli_grow(void **v, size_t *cap, size_t need, size_t size);
 /* Print s (len bytes) as a JSON string. */
 void cli_json_str(FILE *out, const void *s, size_t len);
 /* Print one value as JSON. */

@@ -240,6 +240,24 @@ static int lz4_inflate(const uint8_t *in, size_t n, struct cli_file *f)
 	return 0;
 }
 
+int cli_grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	size_t nc;
+	void *nv;
+
+	if (need <= *cap)
+		return 0;
+	nc = *cap ? *cap : 64;
+	while (nc < need)
+		nc *= 2;
+	nv = realloc(*v, nc * size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = nc;
+	return 0;
+}
+
 int cli_map(const char *path, struct cli_file *f)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

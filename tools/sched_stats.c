@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "sched_stats.h"
 
 void sched_stats_init(struct sched_stats *st)
@@ -74,23 +75,6 @@ void sched_stats_free(struct sched_stats *st)
 static bool same_str(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && !strcmp(a, b));
-}
-
-static int grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t nc = *cap ? *cap : 16;
-	void *nv;
-
-	if (need <= *cap)
-		return 0;
-	while (nc < need)
-		nc *= 2;
-	nv = realloc(*v, nc * size);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = nc;
-	return 0;
 }
 
 int sched_stats_source(struct sched_stats *st, const char *host,
@@ -171,7 +155,7 @@ long sched_stats_thread(struct sched_stats *st, uint32_t src, uint32_t tid,
 			return (long)st->tab[i] - 1;
 		}
 	}
-	if (grow((void **)&st->threads, &st->cap, st->n + 1, sizeof(*t)))
+	if (cli_grow((void **)&st->threads, &st->cap, st->n + 1, sizeof(*t)))
 		return -ENOMEM;
 	t = &st->threads[st->n++];
 	memset(t, 0, sizeof(*t));
@@ -194,9 +178,9 @@ int sched_hist_bucket(uint64_t ns)
 static int add_delay(struct sched_stats *st, struct sched_thread *t,
 		     uint64_t ns, uint64_t at)
 {
-	if (grow((void **)&t->delays, &t->cap, t->ndelays + 1,
+	if (cli_grow((void **)&t->delays, &t->cap, t->ndelays + 1,
 		 sizeof(*t->delays)) ||
-	    grow((void **)&t->delay_at, &t->cap_at, t->ndelays + 1,
+	    cli_grow((void **)&t->delay_at, &t->cap_at, t->ndelays + 1,
 		 sizeof(*t->delay_at)))
 		return -ENOMEM;
 	t->delay_at[t->ndelays] = at;
@@ -519,7 +503,7 @@ int sched_stats_lost(struct sched_stats *st, uint32_t src, uint64_t ts,
 	struct sched_source *s = source(st, src);
 	struct sched_loss *l;
 
-	if (!s || grow((void **)&st->losses, &st->loss_cap, st->nloss + 1,
+	if (!s || cli_grow((void **)&st->losses, &st->loss_cap, st->nloss + 1,
 		       sizeof(*l)))
 		return -ENOMEM;
 	l = &st->losses[st->nloss++];

@@ -41,7 +41,7 @@ struct priv {
 
 /* Append an element to a TL_VEC-style vector; NULL on ENOMEM. */
 #define PUSH(tl, vec)                                                       \
-	(tl_grow((void **)&(tl)->vec, &(tl)->cap_##vec, (tl)->n_##vec + 1,  \
+	(cli_grow((void **)&(tl)->vec, &(tl)->cap_##vec, (tl)->n_##vec + 1,  \
 		 sizeof(*(tl)->vec)) ? NULL : &(tl)->vec[(tl)->n_##vec++])
 
 /* ---- threads ---- */
@@ -227,7 +227,7 @@ static int read_event(struct timeline *tl, const struct fields *f,
 		/* no order needed: fed now */
 		return sched_feed(&tl->st, &f->sf, r, p->src);
 	}
-	if (tl_grow((void **)&p->raw, &p->capraw, p->nraw + 1, sizeof(*p->raw)))
+	if (cli_grow((void **)&p->raw, &p->capraw, p->nraw + 1, sizeof(*p->raw)))
 		return -ENOMEM;
 	e = &p->raw[p->nraw];
 	memset(e, 0, sizeof(*e));
@@ -443,7 +443,7 @@ static int span_open(struct timeline *tl, uint32_t ti, const struct raw *e,
 	struct tl_thread *t = &tl->threads[ti];
 	struct tl_span *s;
 
-	if (tl_grow((void **)&t->stack, &t->stack_cap, t->depth + 1,
+	if (cli_grow((void **)&t->stack, &t->stack_cap, t->depth + 1,
 		 sizeof(*t->stack)))
 		return -ENOMEM;
 	s = PUSH(tl, spans);
@@ -760,7 +760,7 @@ static int span_depths(struct timeline *tl)
 			n = 0;
 		while (n && ends[n - 1] <= s->start)
 			n--;
-		if (tl_grow((void **)&ends, &cap, n + 1, sizeof(*ends))) {
+		if (cli_grow((void **)&ends, &cap, n + 1, sizeof(*ends))) {
 			free(ends);
 			return -ENOMEM;
 		}

@@ -132,8 +132,6 @@ struct timeline {
 	void *priv;
 };
 
-/* For timeline.c and tl_pool.c: growth of vectors, the string pool. */
-int tl_grow(void **v, size_t *cap, size_t need, size_t size);
 int tl_pool_put(struct timeline *tl, const void *s, size_t len);
 int tl_pool_printf(struct timeline *tl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -9,25 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "timeline.h"
-
-int tl_grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t nc;
-	void *nv;
-
-	if (need <= *cap)
-		return 0;
-	nc = *cap ? *cap : 64;
-	while (nc < need)
-		nc *= 2;
-	nv = realloc(*v, nc * size);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = nc;
-	return 0;
-}
 
 /* ---- string pool ---- */
 
@@ -35,7 +18,7 @@ int tl_pool_put(struct timeline *tl, const void *s, size_t len)
 {
 	if (tl->pool_len + len > UINT32_MAX - 1)
 		return -ENOMEM;
-	if (tl_grow((void **)&tl->pool, &tl->pool_cap, tl->pool_len + len + 1, 1))
+	if (cli_grow((void **)&tl->pool, &tl->pool_cap, tl->pool_len + len + 1, 1))
 		return -ENOMEM;
 	memcpy(tl->pool + tl->pool_len, s, len);
 	tl->pool_len += len;
