@@ -603,6 +603,15 @@ static void drain_all(struct recorder *r)
 	}
 }
 
+/* A recorder thread leaves itself out of the scheduler records. */
+static void ignore_me(void *arg)
+{
+	struct recorder *r = arg;
+
+	if (r->ks)
+		dial9_ksched_ignore_thread(r->ks, 0);
+}
+
 static void *flush_main(void *arg)
 {
 	struct recorder *r = arg;
@@ -617,9 +626,7 @@ static void *flush_main(void *arg)
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),
 			    r->cfg.flush_nice);
 	pthread_setname_np(pthread_self(), "dial9-flush");
-	/* The recorder does not record itself (dial9.ko only). */
-	if (r->ks)
-		dial9_ksched_ignore_thread(r->ks, 0);
+	ignore_me(r);	/* the recorder does not record itself */
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop) {
 		uint64_t req = r->flush_req, dreq = r->dump_req;
@@ -826,7 +833,8 @@ int dial9_start(const struct dial9_config *in)
 		struct dial9_stats st = { 0 };
 
 		d9_segw_stats(r->segw, &st);
-		ret = d9_worker_start(r->worker, r->segw, st.boot_id, r->service);
+		ret = d9_worker_start(r->worker, r->segw, st.boot_id, r->service,
+				      ignore_me, r);
 		if (ret) {
 			d9_segw_close(r->segw, NULL);
 			goto out_unlock;

@@ -160,6 +160,8 @@ struct d9_worker {
 	/* the worker thread's own */
 	struct io_uring ring;
 	bool ring_ok;
+	void (*on_thread)(void *ctx);	/* first thing the thread does */
+	void *on_thread_ctx;
 	CURLM *multi;
 	struct job *active, *active_tail;
 	unsigned int nactive;
@@ -1179,6 +1181,8 @@ static void *worker_main(void *arg)
 
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 	pthread_setname_np(pthread_self(), "dial9-worker");
+	if (wk->on_thread)
+		wk->on_thread(wk->on_thread_ctx);
 	arm_wake(wk);
 	for (;;) {
 		uint64_t now = now_ns(), deadline;
@@ -1340,11 +1344,14 @@ out_nomem:
 }
 
 int d9_worker_start(struct d9_worker *wk, struct d9_segw *w,
-		    const char *boot_id, const char *service)
+		    const char *boot_id, const char *service,
+		    void (*on_thread)(void *ctx), void *ctx)
 {
 	int ret;
 
 	wk->segw = w;
+	wk->on_thread = on_thread;
+	wk->on_thread_ctx = ctx;
 	snprintf(wk->boot_id, sizeof(wk->boot_id), "%s", boot_id);
 	snprintf(wk->service, sizeof(wk->service), "%s", service);
 	if (gethostname(wk->host, sizeof(wk->host) - 1))

@@ -20,9 +20,14 @@ struct d9_segw;
  * environment; starts nothing.
  */
 int d9_worker_new(struct d9_worker **out, const struct dial9_config *cfg);
-/* Start the thread; segments sealed by w (boot_id, dir) follow. */
+/*
+ * Start the thread; segments sealed by w (boot_id, dir) follow.  The
+ * thread first calls @on_thread(@ctx) if set (the recorder leaves it out
+ * of its scheduler records there).
+ */
 int d9_worker_start(struct d9_worker *wk, struct d9_segw *w,
-		    const char *boot_id, const char *service);
+		    const char *boot_id, const char *service,
+		    void (*on_thread)(void *ctx), void *ctx);
 /*
  * A sealed segment for the pipeline (the flush thread, from seal()).
  * Never blocks beyond a short mutex; never fails (ENOMEM: the segment
