@@ -209,13 +209,19 @@ static void correct_delay(struct sched_stats *st, struct sched_thread *t,
 	int64_t delta = (int64_t)(kernel_total - t->cum_total);
 
 	t->pending = 0;
-	if (delta >= 0 || (uint64_t)-delta > old)
-		return;		/* not a lag of the kernel's clock */
-	now = old - (uint64_t)-delta;
+	if (!delta || (delta < 0 && (uint64_t)-delta > old))
+		return;
+	/* The kernel's, either way (its clock can lag at either end). */
+	now = delta < 0 ? old - (uint64_t)-delta : old + (uint64_t)delta;
 	t->delays[i] = now;
-	t->delay_sum -= old - now;
+	t->delay_sum = t->delay_sum - old + now;
 	st->hist[sched_hist_bucket(old)]--;
 	st->hist[sched_hist_bucket(now)]++;
+	if (now > t->delay_max) {
+		t->delay_max = now;
+		t->delay_max_at = t->delay_at[i];
+		return;
+	}
 	if (t->delay_max != old || t->delay_max_at != t->delay_at[i])
 		return;
 	t->delay_max = 0;
