@@ -441,4 +441,85 @@ TEST(ignore_table_is_bounded)
 	d9_close(&d);
 }
 
+/* Fork a child that sleeps until killed; with @pid > 1, as that pid. */
+static pid_t sleeper_as(pid_t pid)
+{
+	FILE *f;
+	pid_t kid;
+
+	if (pid > 1) {
+		f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+		if (!f)
+			return -1;
+		fprintf(f, "%d", pid - 1);
+		fclose(f);
+	}
+	kid = fork();
+	if (!kid) {
+		for (;;)
+			usleep(2000);
+	}
+	return kid;
+}
+
+/*
+ * A process is followed by identity: a stale entry (its process died
+ * while the session was off, so nothing forgot it) does not match the
+ * process that reuses its pid.
+ */
+TEST(reused_pid_is_not_followed)
+{
+	struct dial9_target tgt = { .size = sizeof(tgt) };
+	struct d9_recs recs = { 0 };
+	pid_t first, second;
+	int of_second = 0, of_third = 0;
+	pid_t third;
+	struct d9 d;
+
+	if (access("/proc/sys/kernel/ns_last_pid", W_OK))
+		SKIP(return, "cannot choose pids (ns_last_pid)");
+	ASSERT_EQ(0, d9_open(&d));
+	ASSERT_EQ(0, d9_configure(&d, DIAL9_CFG_NO_SELF, 0, 0));
+	first = sleeper_as(0);
+	ASSERT_LT(0, first);
+	tgt.pid = first;
+	ASSERT_EQ(0, d9_ioctl(d.fd, DIAL9_IOC_ADD_TARGET, &tgt));
+	kill(first, SIGKILL);
+	ASSERT_EQ(first, waitpid(first, NULL, 0));
+	usleep(100000);		/* its task_struct is freed after RCU */
+	second = sleeper_as(first);
+	ASSERT_EQ(first, second);	/* the same pid, another process */
+	third = sleeper_as(0);		/* a process the session is told of */
+	ASSERT_LT(0, third);
+	tgt.pid = third;
+	ASSERT_EQ(0, d9_ioctl(d.fd, DIAL9_IOC_ADD_TARGET, &tgt));
+	ASSERT_EQ(0, d9_map(&d));
+	ASSERT_EQ(0, d9_enable(&d));
+	usleep(100000);		/* both sleep and wake 2 ms at a time */
+	ASSERT_EQ(0, d9_disable(&d));
+	kill(second, SIGKILL);
+	kill(third, SIGKILL);
+	waitpid(second, NULL, 0);
+	waitpid(third, NULL, 0);
+	ASSERT_LE(0, d9_drain(&d, &recs));
+	d9_for_each(r, &recs) {
+		const struct dial9_rec_switch *sw = (const void *)r;
+
+		if (r->type != DIAL9_REC_SWITCH)
+			continue;
+		if ((pid_t)sw->prev_tgid == second &&
+		    (r->flags & DIAL9_SWITCH_PREV_TARGET))
+			of_second++;
+		if ((pid_t)sw->prev_tgid == third &&
+		    (r->flags & DIAL9_SWITCH_PREV_TARGET))
+			of_third++;
+	}
+	TH_LOG("pid %d reused: %d of its switches recorded; the added process: %d",
+	       second, of_second, of_third);
+	EXPECT_EQ(0, of_second);
+	EXPECT_LE(5, of_third);
+	d9_recs_free(&recs);
+	d9_close(&d);
+}
+
 TEST_HARNESS_MAIN
