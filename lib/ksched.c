@@ -10,8 +10,9 @@
  *
  * With a reader thread (opts.reader_thread), copying out is that thread's
  * only job: it sleeps in poll() on the rings' watermark (and an eventfd
- * for stop), wakes at least once a second, and appends records to a
- * per-CPU inbox under a mutex.  The caller of dial9_ksched_drain() (the
+ * for kicks and stop), and appends what the rings hold to a per-CPU inbox
+ * under a mutex, as raw bytes, one memcpy per stretch (dial9.ko; perf's
+ * records it parses, as they come in perf's own format).  The caller of dial9_ksched_drain() (the
  * recorder's flush thread, which also encodes, writes and is niced) moves
  * the inboxes over in one memcpy each and merges them without the lock,
  * so however slow it is, the kernel rings are emptied at the pace they
@@ -86,6 +87,7 @@ struct dial9_ksched {
 	int kick_fd;			/* eventfd: collect now, or stop */
 	int reader_error;
 	uint64_t inbox_lost;
+	uint64_t inbox_bytes;		/* bytes the reader has taken in, total */
 	uint64_t collected_ns;		/* when the last collect began */
 };
 
@@ -651,6 +653,90 @@ static int ksched_collect_into(struct dial9_ksched *k, struct kq *qs,
 	return 0;
 }
 
+/*
+ * dial9.ko, the reader thread: copy the bytes each ring holds, as they
+ * are, to the end of inbox[cpu] and free their space.  Records never wrap
+ * (the kernel pads to the end of the data area), so each stretch up to
+ * the end or to head is whole records: one memcpy each, no per-record
+ * work here; ring_parse() does that later, in the flush thread.  A
+ * stretch that does not fit in the inbox stays in the ring, where the
+ * kernel counts what it then has to drop.
+ */
+static int ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
+			 struct kq *in, size_t limit)
+{
+	struct dial9_ring_ctrl *c = k->ctrl[cpu];
+	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = c->tail;
+	uint32_t mask = c->data_size - 1;
+
+	while (tail < head) {
+		uint32_t off = (uint32_t)(tail & mask);
+		size_t n = head - tail;
+
+		if (n > c->data_size - off)
+			n = c->data_size - off;
+		if (in->len - in->off + n > limit)
+			break;
+		if (kq_push(in, k->data[cpu] + off, n))
+			return -ENOMEM;
+		k->inbox_bytes += n;
+		tail += n;
+	}
+	__atomic_store_n(&c->tail, tail, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * The flush thread: turn raw ring bytes (ring_copy_raw()) of @cpu into
+ * records in q[cpu]: check each header, skip PAD, count LOST and read
+ * records, filter ignored threads.  @raw is left empty.
+ */
+static int ring_parse(struct dial9_ksched *k, unsigned int cpu,
+		      struct kq *raw)
+{
+	struct push_ctx pc = { k, &k->q[cpu], 0, NULL };
+	size_t at = raw->off;
+	int ret = 0;
+
+	while (!ret && at < raw->len) {
+		const struct dial9_rec_header *h = (const void *)(raw->buf + at);
+
+		if (raw->len - at < 8 || h->size < 8 || h->size % 8 ||
+		    h->size > raw->len - at) {
+			ret = -EPROTO;
+			break;
+		}
+		if (h->type != DIAL9_REC_PAD) {
+			if (h->size < sizeof(*h)) {
+				ret = -EPROTO;
+				break;
+			}
+			if (h->type == DIAL9_REC_LOST &&
+			    h->size >= sizeof(struct dial9_rec_lost))
+				k->lost_seen[cpu] +=
+					((const struct dial9_rec_lost *)h)->count;
+			else
+				__atomic_store_n(&k->nread, k->nread + 1,
+						 __ATOMIC_RELAXED);
+			ret = perf_push(&pc, h);
+		}
+		at += h->size;
+	}
+	raw->off = raw->len = 0;
+	return ret;
+}
+
+/* Whether the reader thread's inboxes hold raw ring bytes (dial9.ko). */
+static bool inbox_raw(const struct dial9_ksched *k)
+{
+	return k->fd >= 0 && !k->perf;
+}
+
+/* Move what an inbox holds to q[cpu]. */
+static int inbox_take(struct dial9_ksched *k, unsigned int cpu,
+		      struct kq *from);
+
 /* Move everything from @from to the end of @to; @from is left empty. */
 static int kq_move(struct kq *to, struct kq *from)
 {
@@ -686,6 +772,13 @@ static int kq_move(struct kq *to, struct kq *from)
 	return 0;
 }
 
+static int inbox_take(struct dial9_ksched *k, unsigned int cpu,
+		      struct kq *from)
+{
+	return inbox_raw(k) ? ring_parse(k, cpu, from) :
+			      kq_move(&k->q[cpu], from);
+}
+
 /* Under k->mu. */
 static void inbox_lost_add(struct dial9_ksched *k, uint64_t n)
 {
@@ -699,6 +792,12 @@ static uint64_t mono_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/*
+ * While records keep coming, the reader also looks every few ms, besides
+ * the watermark's wake-ups (which it can get late under overload).
+ */
+#define KSCHED_BUSY_POLL_MS 5
 
 /* How long a record may take from its timestamp to its ring's head. */
 #define KSCHED_PUBLISH_NS 2000000ull
@@ -727,7 +826,7 @@ static int ksched_collect(struct dial9_ksched *k, uint64_t *horizon)
 	safe = k->collected_ns;
 	pthread_mutex_unlock(&k->mu);
 	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++)
-		ret = kq_move(&k->q[cpu], &k->spare[cpu]);
+		ret = inbox_take(k, cpu, &k->spare[cpu]);
 	safe = safe > KSCHED_PUBLISH_NS ? safe - KSCHED_PUBLISH_NS : 0;
 	if (*horizon > safe)
 		*horizon = safe;
@@ -743,6 +842,9 @@ static void *reader_main(void *arg)
 		{ .fd = k->kick_fd, .events = POLLIN },
 	};
 
+	bool busy = false;
+	uint64_t before;
+
 	pthread_setname_np(pthread_self(), "dial9-kread");
 	/* Not in the trace: its own switches would fill an idle one. */
 	dial9_ksched_ignore_thread(k, 0);
@@ -756,7 +858,8 @@ static void *reader_main(void *arg)
 		 * (every second for perf, whose rings the flush thread cannot
 		 * look into, and where our own switches are recorded too).
 		 */
-		if (poll(p, 2, k->perf ? 1000 : 10000) < 0 && errno != EINTR)
+		if (poll(p, 2, busy ? KSCHED_BUSY_POLL_MS :
+				k->perf ? 1000 : 10000) < 0 && errno != EINTR)
 			break;
 		if ((p[1].revents & POLLIN) &&
 		    read(k->kick_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
@@ -765,7 +868,22 @@ static void *reader_main(void *arg)
 			break;
 		t0 = mono_ns();
 		pthread_mutex_lock(&k->mu);
-		ret = ksched_collect_into(k, k->inbox, k->inbox_limit, &lost);
+		before = k->inbox_bytes;
+		if (inbox_raw(k)) {
+			ret = 0;
+			for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++)
+				if (k->ctrl[cpu])
+					ret = ring_copy_raw(k, cpu,
+							    &k->inbox[cpu],
+							    k->inbox_limit);
+		} else {
+			size_t had = k->inbox[0].len;
+
+			ret = ksched_collect_into(k, k->inbox, k->inbox_limit,
+						  &lost);
+			k->inbox_bytes += k->inbox[0].len - had;
+		}
+		busy = k->inbox_bytes != before;
 		inbox_lost_add(k, lost);
 		k->collected_ns = t0;
 		if (ret)
@@ -850,7 +968,7 @@ static int ksched_reader_halt(struct dial9_ksched *k)
 	k->reader = false;
 	ret = k->reader_error;
 	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++)
-		ret = kq_move(&k->q[cpu], &k->inbox[cpu]);
+		ret = inbox_take(k, cpu, &k->inbox[cpu]);
 	return ret;
 }
 
