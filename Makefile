@@ -23,7 +23,7 @@ HARNESS := $(CACHE)/linux-source/tools/testing/selftests
 TEST_TARGETS := test-kmod test-stock test-dkms check
 
 .PHONY: all deps module examples test test-kmod test-stock test-dkms check demo clean \
-	bench-sched \
+	bench-sched bench-product \
 	bench-e2e-vm \
 	dkms-install dkms-uninstall install-udev
 
@@ -170,33 +170,55 @@ bench-kmod: deps module $(BUILD)/tests/vm/exit examples $(BUILD)/bench/dial9-rat
 # dial9 against perf sched record, trace-cmd (ftrace) and bpftrace, in the
 # VM under qemu -icount (guest time = instructions executed).  Boot 1: one
 # vCPU, every configuration, SCHED_REPS times, cost per round trip as a
-# ratio to no tracing; boot 2: two vCPUs, more and more thread pairs, who
-# loses records first.  Prints one table; docs/benchmarks.md explains it.
+# ratio to no tracing, then the idle recorders (SCHED_IDLE_SECS), libdial9
+# with its flush thread at nice 0 and 10 and, with SCHED_DIAG=1, the cost
+# of each record type; boot 2: two vCPUs, more and
+# more thread pairs, who loses records first (SCHED_LOSS_CFGS: which
+# configurations, default all).  Besides the raw /dev/dial9 readers, the
+# product paths: libdial9 as shipped (dial9-libpairs, DIAL9_ENABLED=1) and
+# `dial9 record`.  Prints the tables; docs/benchmarks.md explains them.
 SCHED_BENCH := $(BUILD)/bench/dial9-pingpong $(BUILD)/bench/dial9-record
 SCHED_ROUNDS ?= 20000
 SCHED_REPS ?= 3
 SCHED_LOSS_ROUNDS ?= 1000
 SCHED_PAIRS ?= 1 2 4 8 16 32 64
+SCHED_LOSS_CFGS ?=
+SCHED_IDLE_SECS ?= 10
+SCHED_DIAG ?= 1
 SCHED_VM := tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module dial9.ko \
 	--icount --mem 2048 --bin /usr/bin/perf --bin /usr/bin/trace-cmd \
 	--bin /usr/bin/bpftrace --tree /usr/lib/x86_64-linux-gnu/traceevent \
 	--file $(BUILD)/bench/dial9-pingpong --file $(BUILD)/bench/dial9-record \
-	--file bench/kmod/sched.sh
+	--file $(BUILD)/bench/dial9-libpairs --file $(BUILD)/bench/dial9-idle \
+	--file $(VM_DIAL9) --file bench/kmod/sched.sh
 
-$(SCHED_BENCH): $(BUILD)/bench/dial9-%: bench/kmod/%.c uapi/linux/dial9.h
+$(SCHED_BENCH): $(BUILD)/bench/dial9-%: bench/kmod/%.c bench/kmod/pairs.h \
+		uapi/linux/dial9.h
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -static -pthread -o $@ $<
 
-bench-sched: deps module $(BUILD)/tests/vm/exit $(SCHED_BENCH)
-	@set -o pipefail; DIAL9_VM_TIMEOUT=1800 $(SCHED_VM) --smp 1 \
-		--demo "sh /bin/sched.sh cost $(SCHED_ROUNDS) $(SCHED_REPS); sh /bin/sched.sh diag $(SCHED_ROUNDS)" \
+# The ping-pong linking libdial9 (dynamic: run.sh copies its libraries).
+$(BUILD)/bench/dial9-libpairs: bench/kmod/libpairs.c bench/kmod/pairs.h \
+		$(LIB_A) lib/include/dial9.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilib/include -pthread -o $@ $< $(LIB_A) $(LIB_LDLIBS)
+
+bench-sched: deps module $(BUILD)/tests/vm/exit $(SCHED_BENCH) \
+		$(BUILD)/bench/dial9-libpairs $(BUILD)/bench/dial9-idle $(VM_DIAL9)
+	@set -o pipefail; DIAL9_VM_TIMEOUT=2400 $(SCHED_VM) --smp 1 \
+		--demo "sh /bin/sched.sh cost $(SCHED_ROUNDS) $(SCHED_REPS); \
+			sh /bin/sched.sh idle $(SCHED_IDLE_SECS); \
+			sh /bin/sched.sh libdiag $(SCHED_ROUNDS) $(SCHED_REPS) \
+			$(if $(filter 1,$(SCHED_DIAG)),; sh /bin/sched.sh diag $(SCHED_ROUNDS))" \
 		--out $(BUILD)/bench-sched/cost | grep -E '^(BENCH|vm:)'
-	@set -o pipefail; DIAL9_VM_TIMEOUT=1800 $(SCHED_VM) --smp 2 --append maxcpus=1 \
-		--demo "sh /bin/sched.sh loss $(SCHED_LOSS_ROUNDS) $(SCHED_PAIRS)" \
+	@set -o pipefail; DIAL9_VM_TIMEOUT=2400 $(SCHED_VM) --smp 2 --append maxcpus=1 \
+		--demo "LOSS_CFGS='$(SCHED_LOSS_CFGS)' sh /bin/sched.sh loss \
+			$(SCHED_LOSS_ROUNDS) $(SCHED_PAIRS)" \
 		--out $(BUILD)/bench-sched/loss | grep -E '^(BENCH|vm:)'
 	@echo
 	@bench/kmod/sched-table.sh $(BUILD)/bench-sched/cost/console.log \
-		$(BUILD)/bench-sched/loss/console.log
+		$(BUILD)/bench-sched/loss/console.log \
+		$(wildcard $(BUILD)/bench/logs/idle-host.log)
 
 # ---- end to end in the VM (make bench runs it; not part of make test) --------
 # bench/e2e.c with dial9.ko: one boot under plain TCG (2 vCPUs, real time:

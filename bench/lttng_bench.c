@@ -8,14 +8,22 @@
  * tracepoint.
  *
  *   lttng_bench EVENTS-PER-THREAD THREADS      prints "ns/event <x>"
+ *   lttng_bench idle SECS                       records nothing for SECS
+ *
+ * The idle form is the LTTng-UST side of the idle-recorder benchmark
+ * (bench/idle-host.sh): an instrumented application registered with a
+ * session daemon, its event enabled, with nothing to record.
  */
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #include "lttng_tp.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "bench_time.h"
 
@@ -43,6 +51,13 @@ int main(int argc, char **argv)
 	pthread_t th[8];
 	double ns[8], sum = 0;
 
+	if (argc > 2 && !strcmp(argv[1], "idle")) {
+		struct timespec ts = { atoi(argv[2]), 0 };
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+		return 0;
+	}
 	if (argc > 1)
 		events = strtoull(argv[1], NULL, 10);
 	if (argc > 2)

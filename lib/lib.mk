@@ -6,7 +6,9 @@
 #   make test-lib     cmocka tests under ASan+UBSan, threading tests under
 #                     TSan, and each fuzz target for LIB_FUZZ_SECS seconds
 #   make fuzz         each fuzz target for FUZZ_SECS seconds
-#   make bench        record cost, end to end, bytes (parts 3-5 of issue 6)
+#   make bench        record cost, end to end, bytes (parts 3-5 of issue 6),
+#                     after make bench-product (bench-sched, bench-idle)
+#   make bench-idle   an idle recorder's CPU and wake-ups on the host
 #   make install-lib  PREFIX=/usr/local DESTDIR=
 
 CC ?= cc
@@ -35,7 +37,8 @@ LIB_PC := $(LIB_B)/dial9.pc
 LIB_PIC_OBJS := $(patsubst lib/%.c,$(LIB_B)/pic/%.o,$(LIB_SRCS))
 LIB_OBJS := $(patsubst lib/%.c,$(LIB_B)/obj/%.o,$(LIB_SRCS))
 
-.PHONY: lib tools test-lib fuzz fuzz-build bench install-lib lib-clean s3-server
+.PHONY: lib tools test-lib fuzz fuzz-build bench bench-idle install-lib lib-clean \
+	s3-server
 
 all: lib $(if $(TOOL_SRCS),tools)
 TEST_TARGETS += test-lib
@@ -219,7 +222,11 @@ fuzz: fuzz-build
 #           (plain TCG and -icount: make bench-e2e-vm)
 #   part 5  dial9-e2e: bytes/event raw and after LZ4, the flush thread's
 #           MB/s per CPU-second, memory per recording thread
-# It runs make bench-sched (parts 1-2, ~10 min) first; BENCH_SCHED=0 skips it.
+# It runs make bench-product first (BENCH_SCHED=0 skips it): bench-idle
+# (the idle recorder on the host: libdial9 with the perf backend, perf
+# record, an LTTng-UST session) and make bench-sched (parts 1-2 and the
+# product paths in the VM: loss by thread pairs, cost per switch, the idle
+# recorder with dial9.ko; ~30 min).
 # Logs in $(BENCH_B)/logs/.  Never part of make test.
 BENCH_B := $(BUILD)/bench
 BENCH_LTTNG := $(shell pkg-config --exists lttng-ust 2>/dev/null && echo yes)
@@ -229,11 +236,12 @@ BENCH_REPS ?= 11
 BENCH_VM ?= 1
 BENCH_SCHED ?= 1
 BENCH_LOGS := $(BENCH_B)/logs
+BENCH_IDLE_SECS ?= 10
 
 bench: $(BENCH_B)/record_bench $(if $(BENCH_LTTNG),$(BENCH_B)/lttng_bench) \
 		$(BENCH_B)/dial9-e2e
 	@set -eo pipefail; mkdir -p $(BENCH_LOGS); rm -f $(BENCH_LOGS)/*.log; \
-	if [ "$(BENCH_SCHED)" = 1 ]; then $(MAKE) --no-print-directory bench-sched; fi; \
+	if [ "$(BENCH_SCHED)" = 1 ]; then $(MAKE) --no-print-directory bench-product; fi; \
 	echo "bench: part 3, record cost (log: $(BENCH_LOGS)/record.log)"; \
 	$(BENCH_B)/record_bench --lttng $(CURDIR)/$(BENCH_B)/lttng_bench \
 		$(BENCH_EVENTS) >$(BENCH_LOGS)/record.log 2>&1; \
@@ -244,6 +252,24 @@ bench: $(BENCH_B)/record_bench $(if $(BENCH_LTTNG),$(BENCH_B)/lttng_bench) \
 	echo; bench/bench-table.sh $(BENCH_LOGS)/record.log $(BENCH_LOGS)/host.log \
 		$$(ls $(BENCH_LOGS)/vm.log $(BENCH_LOGS)/vm-icount.log 2>/dev/null) \
 		| tee $(BENCH_LOGS)/table.txt
+
+# The product paths, one after the other (never in parallel: the VM's
+# -icount figures do not care, the host's idle figures do).
+bench-product:
+	@$(MAKE) --no-print-directory bench-idle
+	@$(MAKE) --no-print-directory bench-sched
+
+# The idle recorder on the host (bench/idle-host.sh): BENCH lines in
+# $(BENCH_LOGS)/idle-host.log, the table with bench-sched's.
+bench-idle: $(BENCH_B)/dial9-idle $(if $(BENCH_LTTNG),$(BENCH_B)/lttng_bench)
+	@mkdir -p $(BENCH_LOGS)
+	@echo "bench: the idle recorder on the host, $(BENCH_IDLE_SECS) s each (log: $(BENCH_LOGS)/idle-host.log)"
+	@set -o pipefail; bench/idle-host.sh $(BENCH_B) $(BENCH_IDLE_SECS) \
+		| tee $(BENCH_LOGS)/idle-host.log | grep -E '^BENCH(-INFO)? '
+
+$(BENCH_B)/dial9-idle: bench/idle.c $(LIB_A) lib/include/dial9.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -pthread -o $@ $< $(LIB_A) $(LIB_LDLIBS)
 
 $(BENCH_B)/dial9-e2e: bench/e2e.c $(LIB_A) lib/include/dial9.h
 	@mkdir -p $(dir $@)

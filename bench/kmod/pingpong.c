@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A switch-heavy workload for the scheduler-tracing benchmark: PAIRS thread
- * pairs bounce one byte through two pipes ROUNDS times each.  Only the
- * bouncing is timed (CLOCK_MONOTONIC, from the moment every thread is ready
- * to the last thread's end), so a tracer's start-up and shutdown do not
- * count.  On one CPU a round trip is two context switches and two wake-ups.
+ * A switch-heavy workload for the scheduler-tracing benchmark (pairs.h):
+ * PAIRS thread pairs bounce one byte through two pipes ROUNDS times each;
+ * only the bouncing is timed.
  *
  *   dial9-pingpong [-p PAIRS] [-n ROUNDS] [-s] [-e EVENTS]
  *
@@ -31,8 +29,9 @@
 #include <sys/mman.h>
 #include <linux/dial9.h>
 
+#include "pairs.h"
+
 #define MAX_CPUS 64
-#define MAX_PAIRS 256
 
 static struct dial9_ring_ctrl *ctrl[MAX_CPUS];
 static const unsigned char *data[MAX_CPUS];
@@ -40,17 +39,6 @@ static unsigned int ncpu;
 static volatile int stop;
 static uint64_t nread;
 static int dfd = -1;
-
-static long rounds = 20000;
-static pthread_barrier_t ready;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static void drain(void)
 {
@@ -107,38 +95,12 @@ static int open_session(unsigned int events)
 	return ioctl(dfd, DIAL9_IOC_ENABLE, 0);
 }
 
-struct end {
-	int rd, wr;
-	int first;		/* writes before it reads */
-	uint64_t t0, t1;
-};
-
-static void *bounce(void *arg)
-{
-	struct end *e = arg;
-	char c = 0;
-
-	pthread_barrier_wait(&ready);
-	e->t0 = now_ns();
-	for (long i = 0; i < rounds; i++) {
-		if (e->first && write(e->wr, &c, 1) != 1)
-			break;
-		if (read(e->rd, &c, 1) != 1)
-			break;
-		if (!e->first && write(e->wr, &c, 1) != 1)
-			break;
-	}
-	e->t1 = now_ns();
-	return NULL;
-}
-
 int main(int argc, char **argv)
 {
-	static struct end ends[2 * MAX_PAIRS];
-	static pthread_t th[2 * MAX_PAIRS];
 	int pairs = 1, self = 0, opt;
+	long rounds = 20000;
 	unsigned int events = 0;
-	uint64_t t0 = UINT64_MAX, t1 = 0, lost = 0;
+	uint64_t ns, lost = 0;
 	pthread_t rd;
 
 	while ((opt = getopt(argc, argv, "p:n:se:")) != -1) {
@@ -153,34 +115,18 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (pairs < 1 || pairs > MAX_PAIRS || rounds < 1)
-		return fprintf(stderr, "1..%d pairs\n", MAX_PAIRS), 2;
+	if (pairs < 1 || pairs > PAIRS_MAX || rounds < 1)
+		return fprintf(stderr, "1..%d pairs\n", PAIRS_MAX), 2;
 	if (self) {
 		if (open_session(events))
 			return perror("dial9"), 1;
 		pthread_create(&rd, NULL, reader, NULL);
 	}
-	for (int i = 0; i < pairs; i++) {
-		int a[2], b[2];
-
-		if (pipe(a) || pipe(b))
-			return perror("pipe"), 1;
-		ends[2 * i] = (struct end){ .rd = b[0], .wr = a[1], .first = 1 };
-		ends[2 * i + 1] = (struct end){ .rd = a[0], .wr = b[1] };
-	}
-	pthread_barrier_init(&ready, NULL, 2 * pairs);
-	for (int i = 0; i < 2 * pairs; i++)
-		pthread_create(&th[i], NULL, bounce, &ends[i]);
-	for (int i = 0; i < 2 * pairs; i++) {
-		pthread_join(th[i], NULL);
-		if (ends[i].t0 < t0)
-			t0 = ends[i].t0;
-		if (ends[i].t1 > t1)
-			t1 = ends[i].t1;
-	}
+	ns = pairs_run(pairs, rounds);
+	if (!ns)
+		return 1;
 	printf("pingpong pairs=%d rounds=%ld ns=%llu ns_per_rt=%.1f", pairs,
-	       rounds, (unsigned long long)(t1 - t0),
-	       (double)(t1 - t0) / rounds);
+	       rounds, (unsigned long long)ns, (double)ns / rounds);
 	if (self) {
 		stop = 1;
 		pthread_join(rd, NULL);

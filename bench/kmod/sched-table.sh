@@ -1,12 +1,13 @@
 #!/bin/sh
 # Turn the BENCH lines of the benchmark VMs' console logs into the tables
-# of docs/benchmarks.md.  Usage: sched-table.sh COST_LOG LOSS_LOG
+# of docs/benchmarks.md.  Usage: sched-table.sh COST_LOG LOSS_LOG [IDLE_LOG...]
 #
 # Cost: per workload and configuration, the median over the repetitions of
 # the workload's own time per round trip (guest ns under -icount, i.e.
 # instructions), its ratio to no tracing, the spread of the repetitions
 # ((max - min) / median), and the events captured and lost per run.
 cost=$1 loss=$2
+if [ $# -ge 2 ]; then shift 2; else shift $#; fi
 table() {
 tr -d '\r' <"$cost" | grep "^BENCH part=$1 " | awk '
 function kv(s,   i, a) { for (i = 1; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] } }
@@ -25,29 +26,41 @@ function median(key, n,   i, j, t, x) {
 	if (!(key in mn) || v["ns_per_rt"] < mn[key]) mn[key] = v["ns_per_rt"] + 0
 	if (!(key in mx) || v["ns_per_rt"] > mx[key]) mx[key] = v["ns_per_rt"] + 0
 	ev[key] = v["events"]; lo[key] = v["lost"]
+	if ("rec_ns" in v) { rec[key] += v["rec_ns"]; nrec[key]++; anyrec = 1 }
 	rounds[v["wl"]] = v["rounds"]
 }
 END {
 	for (k = 1; k <= nk; k++) med[order[k]] = median(order[k], n[order[k]])
-	printf "%-10s %-11s %9s %12s %8s %5s %9s %8s %7s\n", "workload", "config",
-		"ratio", "ns/round-trip", "spread", "runs", "events", "ev/rt", "lost"
+	printf "%-10s %-13s %9s %12s %8s %5s %9s %8s %7s%s\n", "workload", "config",
+		"ratio", "ns/round-trip", "spread", "runs", "events", "ev/rt", "lost",
+		anyrec ? "  rec-ns/rt" : ""
 	for (k = 1; k <= nk; k++) {
 		key = order[k]; split(key, p, SUBSEP)
 		base = med[p[1] SUBSEP "none"]
 		per = "-"
 		if (ev[key] > 0 && rounds[p[1]] > 0) per = sprintf("%.2f", ev[key] / rounds[p[1]])
-		printf "%-10s %-11s %8.3fx %12.1f %7.2f%% %5d %9s %8s %7s\n", p[1], p[2],
+		r = ""
+		if (key in nrec && rounds[p[1]] > 0)
+			r = sprintf(" %10.1f", rec[key] / nrec[key] / rounds[p[1]])
+		printf "%-10s %-13s %8.3fx %12.1f %7.2f%% %5d %9s %8s %7s%s\n", p[1], p[2],
 			med[key] / base, med[key], 100 * (mx[key] - mn[key]) / med[key],
-			n[key], ev[key], per, lo[key]
+			n[key], ev[key], per, lo[key], r
 	}
 }'
 }
 echo "Cost per round trip (1 vCPU, -icount), ratio to no tracing"
 table cost
-echo
-echo "Where dial9's cost goes (own-process session, by record types)"
-table diag
-[ -n "$loss" ] || exit 0
+if tr -d '\r' <"$cost" | grep -q '^BENCH part=diag '; then
+	echo
+	echo "Where dial9's cost goes (own-process session, by record types)"
+	table diag
+fi
+if tr -d '\r' <"$cost" | grep -q '^BENCH part=libdiag '; then
+	echo
+	echo "libdial9 recording itself: its flush thread at nice 0 (default) and 10"
+	table libdiag
+fi
+if [ -n "$loss" ]; then
 echo
 echo "Loss: pairs of ping-pong threads (2 vCPUs), events captured / lost per run"
 tr -d '\r' <"$loss" | grep '^BENCH part=loss' | awk '
@@ -67,4 +80,43 @@ END {
 		for (c = 1; c <= nc; c++) printf " %18s", cell[ps[i], cfgs[c]]
 		printf "\n"
 	}
+}'
+echo
+echo "Lost share: lost / (captured + lost) per run"
+tr -d '\r' <"$loss" | grep '^BENCH part=loss' | awk '
+function kv(s,   i, a) { for (i = 1; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] } }
+{
+	delete v; kv()
+	if (!(v["cfg"] in seen)) { seen[v["cfg"]] = 1; cfgs[++nc] = v["cfg"] }
+	if (!(v["pairs"] in seenp)) { seenp[v["pairs"]] = 1; ps[++np] = v["pairs"] }
+	t = v["events"] + v["lost"]
+	cell[v["pairs"], v["cfg"]] = t > 0 ? sprintf("%.2f%%", 100 * v["lost"] / t) : "-"
+}
+END {
+	printf "%-6s", "pairs"
+	for (c = 1; c <= nc; c++) printf " %13s", cfgs[c]
+	printf "\n"
+	for (i = 1; i <= np; i++) {
+		printf "%-6s", ps[i]
+		for (c = 1; c <= nc; c++) printf " %13s", cell[ps[i], cfgs[c]]
+		printf "\n"
+	}
+}'
+fi
+# Idle recorders: from the cost boot (in the VM) and any IDLE_LOG (host).
+idle=$(cat "$cost" "$@" 2>/dev/null | tr -d '\r' | grep '^BENCH part=idle ')
+[ -n "$idle" ] || exit 0
+echo
+echo "Idle recorder: CPU and wake-ups per second of its threads (/proc)"
+echo "$idle" | awk '
+function kv(s,   i, a) { for (i = 1; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] } }
+BEGIN {
+	printf "%-6s %-18s %-9s %5s %7s %12s %12s %10s\n", "where", "config",
+		"backend", "tasks", "secs", "cpu_ms/s", "ticks_ms/s", "wakeups/s"
+}
+{
+	delete v; kv()
+	printf "%-6s %-18s %-9s %5d %7.2f %12.4f %12.2f %10.2f\n", v["where"],
+		v["cfg"], v["backend"], v["tasks"], v["secs"], v["cpu_ms_per_s"],
+		v["ticks_ms_per_s"], v["wakeups_per_s"]
 }'

@@ -10,9 +10,20 @@
 #   sched.sh cost ROUNDS REPS       one vCPU, under -icount
 #   sched.sh loss ROUNDS PAIRS...   two vCPUs; ROUNDS round trips per pair
 #   sched.sh diag ROUNDS            what each dial9 record type costs
+#   sched.sh idle SECS              an idle recorder's CPU and wake-ups
+#   sched.sh libdiag ROUNDS REPS    libdial9 recording itself with its flush
+#                                   thread at nice 0 (its default) and 10
+#
+# Besides the raw /dev/dial9 readers of bench/kmod (dial9-self, -proc,
+# -sys), the product paths as shipped: dial9-lib is dial9-libpairs, the
+# same workload linking libdial9 and recording itself with the library's
+# defaults (DIAL9_ENABLED=1; its "none" is the same binary without it);
+# dial9-record is `dial9 record --children -- CMD`.  LOSS_CFGS (env)
+# picks the loss part's configurations.
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing
+grep -q ' /sys/kernel/tracing ' /proc/mounts ||
+	mount -t tracefs tracefs /sys/kernel/tracing
 cd /tmp || exit 1
 part=$1
 rounds=$2
@@ -50,6 +61,7 @@ num() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" "$2" | tail -n 1; }
 wlcmd() {
 	case $1 in
 	pingpong) echo "dial9-pingpong -p $2 -n $rounds" ;;
+	libpp) echo "dial9-libpairs -p $2 -n $rounds" ;;
 	perfbench) echo "perf bench sched pipe -l $rounds" ;;
 	esac
 }
@@ -57,7 +69,7 @@ wlcmd() {
 # The workload's own time per round trip, from its output in /tmp/out.
 rt_ns() {
 	case $1 in
-	pingpong) num ns_per_rt /tmp/out ;;
+	pingpong|libpp) num ns_per_rt /tmp/out ;;
 	# perf bench prints "N usecs/op"
 	perfbench) awk '/usecs\/op/ { printf "%.1f", $1 * 1000 }' /tmp/out ;;
 	esac
@@ -67,11 +79,34 @@ rt_ns() {
 run() {
 	wl=$1 cfg=$2 pairs=$3 rep=$4
 	cmd=$(wlcmd "$wl" "$pairs")
-	events=0 lost=0
-	rm -f /tmp/out /tmp/err /tmp/perf.data /tmp/trace.dat* /tmp/d9.raw
+	events=0 lost=0 rec=
+	rm -rf /tmp/out /tmp/err /tmp/perf.data /tmp/trace.dat* /tmp/d9.raw \
+		/tmp/d9rec /tmp/dial9-traces
 	case $cfg in
 	none)
-		$cmd >/tmp/out 2>/tmp/err ;;
+		DIAL9_ENABLED=0 $cmd >/tmp/out 2>/tmp/err ;;
+	dial9-lib|dial9-lib-n10)
+		# libdial9 as shipped: only the switch that turns it on
+		# (-n10: its flush thread at nice 10, as before e1e1c1b).
+		nice=0
+		[ "$cfg" = dial9-lib-n10 ] && nice=10
+		DIAL9_ENABLED=1 DIAL9_FLUSH_NICE=$nice $cmd >/tmp/out 2>/tmp/err
+		if ! grep -q 'backend=dial9.ko' /tmp/out; then
+			echo "BENCH-ERROR wl=$wl cfg=$cfg pairs=$pairs rep=$rep: not dial9.ko"
+			sed 's/^/# /' /tmp/out /tmp/err | tail -n 5
+		fi
+		events=$(num read /tmp/out); lost=$(num lost /tmp/out)
+		# rec_ns, rec_sw: the recorder threads' CPU time and switches
+		# while the workload ran (libpairs.c); written: records
+		# dial9.ko wrote into the rings (lost counts the kernel's drops
+		# and the library's own, when its inbox is full, together)
+		rec=" rec_ns=$(num rec_ns /tmp/out) rec_sw=$(num rec_sw /tmp/out)"
+		rec="$rec written=$(num written /tmp/out)" ;;
+	dial9-record)
+		# "dial9 record: N scheduler events from B, L lost; ..."
+		dial9 record -o /tmp/d9rec --children -- $cmd >/tmp/out 2>/tmp/err
+		events=$(sed -n 's/^dial9 record: \([0-9]*\) scheduler events.*/\1/p' /tmp/err)
+		lost=$(sed -n 's/^dial9 record: .*, \([0-9]*\) lost.*/\1/p' /tmp/err) ;;
 	dial9-self)
 		$cmd -s >/tmp/out 2>/tmp/err
 		events=$(num read /tmp/out); lost=$(num lost /tmp/out) ;;
@@ -131,13 +166,42 @@ run() {
 		sed 's/^/# /' /tmp/out /tmp/err | tail -n 20
 		return
 	fi
-	echo "BENCH part=$part wl=$wl cfg=$cfg pairs=$pairs rounds=$rounds rep=$rep ns_per_rt=$ns events=${events:-0} lost=${lost:-0}"
+	echo "BENCH part=$part wl=$wl cfg=$cfg pairs=$pairs rounds=$rounds rep=$rep ns_per_rt=$ns events=${events:-0} lost=${lost:-0}$rec"
 }
 
 # Which configurations run, and on which workload.
 have() { command -v "$1" >/dev/null 2>&1; }
-cfgs="none dial9-self dial9-proc dial9-sys perf-sched trace-cmd bpftrace"
+cfgs="none dial9-self dial9-proc dial9-sys dial9-record perf-sched trace-cmd bpftrace"
 have bpftrace || cfgs=${cfgs% bpftrace}
+# The workload a configuration runs in the loss part: dial9-lib is the
+# ping-pong linking libdial9.
+losswl() { case $1 in dial9-lib*) echo libpp ;; *) echo pingpong ;; esac; }
+
+# An idle recorder over SECS: dial9-idle (bench/idle.c) measures the
+# threads of a process from /proc.  IDLE_CFGS (env) picks them.
+idle() {
+	secs=$1 warm=2
+	for cfg in ${IDLE_CFGS:-dial9-lib dial9-record perf-record}; do
+		rm -rf /tmp/dial9-traces /tmp/d9rec /tmp/perf.data
+		case $cfg in
+		dial9-lib)
+			# the library's own threads, in a process doing nothing
+			DIAL9_ENABLED=1 dial9-idle -W vm -c "$cfg" -w "$warm" -t "$secs" ;;
+		dial9-record)
+			# the recorder's threads (dial9 is $!, sleep its child)
+			dial9 record -o /tmp/d9rec -- sleep $((secs + warm + 3)) 2>/tmp/err &
+			sleep 0.5
+			dial9-idle -W vm -c "$cfg" -w "$warm" -t "$secs" $!
+			wait ;;
+		perf-record)
+			perf record -e sched:sched_switch -o /tmp/perf.data -- \
+				sleep $((secs + warm + 3)) >/dev/null 2>&1 &
+			sleep 0.5
+			dial9-idle -W vm -c "$cfg" -w "$warm" -t "$secs" $!
+			wait ;;
+		esac
+	done
+}
 
 case $part in
 cost)
@@ -145,13 +209,25 @@ cost)
 	# Warm-up: the first run of each tool pays for page faults on its
 	# binary and, for bpftrace, for compiling the script.
 	for cfg in $cfgs; do run pingpong "$cfg" 1 0 >/dev/null; done
+	run libpp dial9-lib 1 0 >/dev/null
 	r=1
 	while [ "$r" -le "$reps" ]; do
 		for cfg in $cfgs; do run pingpong "$cfg" 1 "$r"; done
+		for cfg in none dial9-lib; do run libpp "$cfg" 1 "$r"; done
 		for cfg in $cfgs; do
 			[ "$cfg" = dial9-self ] && continue
 			run perfbench "$cfg" 1 "$r"
 		done
+		r=$((r + 1))
+	done
+	;;
+idle)
+	idle "$rounds"
+	;;
+libdiag)
+	r=1
+	while [ "$r" -le "$1" ]; do
+		for cfg in none dial9-lib dial9-lib-n10; do run libpp "$cfg" 1 "$r"; done
 		r=$((r + 1))
 	done
 	;;
@@ -170,8 +246,8 @@ loss)
 	done
 	echo "BENCH-INFO cpus online: $(cat /sys/devices/system/cpu/online)"
 	for p in "$@"; do
-		for cfg in dial9-self dial9-proc dial9-sys perf-sched trace-cmd; do
-			run pingpong "$cfg" "$p" 1
+		for cfg in ${LOSS_CFGS:-dial9-lib dial9-record perf-sched trace-cmd dial9-self dial9-proc dial9-sys}; do
+			run "$(losswl "$cfg")" "$cfg" "$p" 1
 		done
 	done
 	;;
