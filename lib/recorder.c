@@ -99,6 +99,18 @@ void d9_log(const char *fmt, ...)
 
 /* ---- configuration ---- */
 
+/* DIAL9_SCHED_RING_BUDGET over the possible CPUs, as a power of two. */
+static uint32_t default_sched_ring(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	uint64_t per = DIAL9_SCHED_RING_BUDGET / (uint64_t)(n > 0 ? n : 1);
+	uint32_t ring = DIAL9_SCHED_RING_MAX_DEFAULT;
+
+	while (ring > DIAL9_SCHED_RING_MIN_DEFAULT && ring > per)
+		ring /= 2;
+	return ring;
+}
+
 void dial9_config_init(struct dial9_config *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -114,7 +126,7 @@ void dial9_config_init(struct dial9_config *c)
 	c->io_backend = DIAL9_IO_AUTO;
 	c->clock = DIAL9_CLOCK_AUTO;
 	c->sched = DIAL9_SCHED_AUTO;
-	c->sched_ring_bytes = DIAL9_SCHED_RING_DEFAULT;
+	c->sched_ring_bytes = default_sched_ring();
 	c->upload_concurrency = 4;
 	c->s3_prefix = "dial9-traces";
 	c->shutdown_timeout_ms = 5000;

@@ -80,7 +80,7 @@ int cmd_record(int argc, char **argv)
 	const char *service = NULL;
 	int pids[64], npids = 0, c, status = 0, ret, go[2] = { -1, -1 };
 	bool children = false;
-	uint32_t ring_kb = 1024;	/* 4x the module's default: a tool, not a library */
+	uint32_t ring_kb = 0;		/* 0: the library's default */
 	pid_t child = -1;
 	char svc[64];
 
@@ -168,7 +168,8 @@ int cmd_record(int argc, char **argv)
 			  (children ? DIAL9_SCHED_CHILDREN : 0);
 	cfg.sched_pids = pids;
 	cfg.sched_npids = (uint32_t)npids;
-	cfg.sched_ring_bytes = ring_kb * 1024;
+	if (ring_kb)
+		cfg.sched_ring_bytes = ring_kb * 1024;
 	ret = dial9_start(&cfg);
 	if (!ret && dial9_get_stats(&st) == 0 && !st.sched_backend[0]) {
 		fprintf(stderr,

@@ -102,13 +102,21 @@ enum dial9_clock {
 	DIAL9_CLOCK_GETTIME = 2,
 };
 
-/* Starts with its size so that it can grow; use dial9_config_init(). */
 /*
- * dial9.ko's ring per CPU for the library's own session: what 32 thread
- * pairs switching as fast as they can need not to lose records, with the
- * library's reader thread draining (docs/lib.md has the measurements).
+ * The scheduler source's ring per CPU for the library's own session, by
+ * default: DIAL9_SCHED_RING_BUDGET split over the possible CPUs, rounded
+ * down to a power of two, within [DIAL9_SCHED_RING_MIN_DEFAULT,
+ * DIAL9_SCHED_RING_MAX_DEFAULT] (4 MiB up to 16 CPUs, 1 MiB from 64).
+ * Under overload the reader thread can be held off the CPU for tens of
+ * ms (57 ms seen), and the ring must hold what comes meanwhile
+ * (docs/lib.md has the measurements).
  */
-#define DIAL9_SCHED_RING_DEFAULT (1024u * 1024)
+#define DIAL9_SCHED_RING_BUDGET		(64u << 20)
+#define DIAL9_SCHED_RING_MIN_DEFAULT	(1u << 20)
+#define DIAL9_SCHED_RING_MAX_DEFAULT	(4u << 20)
+#define DIAL9_SCHED_RING_DEFAULT	DIAL9_SCHED_RING_MIN_DEFAULT
+
+/* Starts with its size so that it can grow; use dial9_config_init(). */
 
 struct dial9_config {
 	uint32_t size;
@@ -128,8 +136,9 @@ struct dial9_config {
 	const int *sched_pids;      /* other processes (CAP_PERFMON) */
 	uint32_t sched_npids;
 	uint32_t sched_ring_bytes;  /* per CPU, dial9.ko or perf (a power of two);
-				     * DIAL9_SCHED_RING_DEFAULT; 0: the
-				     * module's own default (256 KiB) */
+				     * dial9_config_init(): see
+				     * DIAL9_SCHED_RING_BUDGET; 0: the
+				     * backend's own default */
 	/* The worker pipeline for sealed segments (docs/upload.md). */
 	uint32_t pipeline;          /* DIAL9_PIPE_*; 0: segments stay as sealed */
 	uint32_t upload_concurrency;  /* segments in flight, default 4 */

@@ -4,7 +4,7 @@
  * 32 thread pairs ping-ponging through pipes, default settings.  Every
  * record the probes wrote reaches the trace: nothing lost in the kernel,
  * every record read, and the trace's scheduler events match.  The run
- * (about 22,000 records) fits in the two vCPUs' 1 MiB rings, so this
+ * (about 22,000 records) fits in the two vCPUs' 4 MiB rings, so this
  * checks the accounting end to end, not that the reader keeps pace with
  * a longer run: that is measured, not asserted (make bench-sched's loss
  * table, docs/benchmarks.md).
