@@ -38,15 +38,10 @@
 
 #include "dial9.h"
 #include "ksched_internal.h"
+#include "kqueue.h"
 
 #define KS_MAX_IGNORED 8u	/* dial9_ksched.ignored[] */
 
-/* Records copied out of one CPU's ring and not yet released. */
-struct kq {
-	unsigned char *buf;
-	size_t len, cap, off;
-	uint64_t dropped;	/* inbox full: not yet announced */
-};
 
 /* Most bytes an inbox holds: this many rings' worth, and at least 8 MiB. */
 #define KQ_INBOX_RINGS	8
@@ -60,7 +55,7 @@ struct dial9_ksched {
 	long page;
 	struct dial9_ring_ctrl **ctrl;
 	unsigned char **data;
-	struct kq *q;
+	struct d9_kq *q;
 	uint64_t *lost_seen;		/* per CPU: in the kernel's LOST records */
 	uint64_t nread;			/* records read out of the rings */
 	/*
@@ -82,7 +77,7 @@ struct dial9_ksched {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;		/* a collect finished */
-	struct kq *inbox, *spare;
+	struct d9_kq *inbox, *spare;
 	size_t inbox_limit;
 	int kick_fd;			/* eventfd: collect now, or stop */
 	int reader_error;
@@ -93,8 +88,6 @@ struct dial9_ksched {
 
 static int ksched_reader_start(struct dial9_ksched *k);
 static void ksched_reader_stop(struct dial9_ksched *k);
-static int kq_push_bounded(struct kq *q, const struct dial9_rec_header *rec,
-			   size_t limit, uint64_t *lost);
 
 /* Append @s to the string in @d (replace it if @reset), truncating. */
 static void str_append(char *d, size_t n, const char *s, bool reset)
@@ -106,38 +99,7 @@ static void str_append(char *d, size_t n, const char *s, bool reset)
 	d[len + add] = 0;
 }
 
-static int kq_push(struct kq *q, const void *rec, size_t len)
-{
-	if (q->off && q->off == q->len)
-		q->off = q->len = 0;
-	if (q->len + len > q->cap) {
-		size_t cap = q->cap ? q->cap : 65536;
-		unsigned char *nb;
 
-		if (q->off) {	/* compact first */
-			memmove(q->buf, q->buf + q->off, q->len - q->off);
-			q->len -= q->off;
-			q->off = 0;
-		}
-		while (cap < q->len + len)
-			cap *= 2;
-		if (cap != q->cap) {
-			nb = realloc(q->buf, cap);
-			if (!nb)
-				return -ENOMEM;
-			q->buf = nb;
-			q->cap = cap;
-		}
-	}
-	memcpy(q->buf + q->len, rec, len);
-	q->len += len;
-	return 0;
-}
-
-static const struct dial9_rec_header *kq_peek(const struct kq *q)
-{
-	return q->off < q->len ? (const void *)(q->buf + q->off) : NULL;
-}
 
 static int ksched_module_open(struct dial9_ksched *k,
 			      const struct dial9_ksched_opts *o)
@@ -452,8 +414,8 @@ int dial9_ksched_ignore_thread(struct dial9_ksched *k, int tid)
 
 struct push_ctx {
 	const struct dial9_ksched *k;
-	struct kq *q;
-	size_t limit;		/* kq_push_bounded()'s, or 0 */
+	struct d9_kq *q;
+	size_t limit;		/* d9_kq_push_bounded()'s, or 0 */
 	uint64_t *lost;
 };
 
@@ -483,9 +445,9 @@ static int perf_push(void *ctx, const struct dial9_rec_header *rec)
 
 	if (!__atomic_load_n(&pc->k->nignored, __ATOMIC_RELAXED) ||
 	    rec->size > sizeof(u))
-		return pc->limit ? kq_push_bounded(pc->q, rec, pc->limit,
+		return pc->limit ? d9_kq_push_bounded(pc->q, rec, pc->limit,
 						   pc->lost) :
-				   kq_push(pc->q, rec, rec->size);
+				   d9_kq_push(pc->q, rec, rec->size);
 	memcpy(&u, rec, rec->size);
 	if (rec->type == DIAL9_REC_SWITCH && rec->size >= sizeof(u.sw)) {
 		if (is_ignored(pc->k, u.sw.prev_tid))
@@ -505,104 +467,15 @@ static int perf_push(void *ctx, const struct dial9_rec_header *rec)
 					DIAL9_WAKE_WAKER_TARGET)))
 			return 0;
 	}
-	return pc->limit ? kq_push_bounded(pc->q, &u.sw.hdr, pc->limit,
+	return pc->limit ? d9_kq_push_bounded(pc->q, &u.sw.hdr, pc->limit,
 					   pc->lost) :
-			   kq_push(pc->q, &u, rec->size);
+			   d9_kq_push(pc->q, &u, rec->size);
 }
 
-/* Copy every published record out of the rings, and free their space. */
-struct kidx {
-	uint64_t time_ns;
-	size_t off;
-};
 
-static int kidx_cmp(const void *a, const void *b)
-{
-	const struct kidx *x = a, *y = b;
-
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;	/* stable */
-}
-
-/*
- * The single-queue backends append each read's batch, in time order.  A
- * record of a new batch can still be older than one waiting from the last
- * (published on its CPU just after that CPU was read): keep the records
- * not yet released in time order.
- */
-static int kq_sort(struct kq *q)
-{
-	const struct dial9_rec_header *h;
-	struct kidx *idx;
-	unsigned char *tmp;
-	uint64_t last = 0;
-	size_t n = 0, i, at;
-	bool sorted = true;
-
-	for (at = q->off; at < q->len; at += h->size, n++) {
-		h = (const void *)(q->buf + at);
-		sorted &= h->time_ns >= last;
-		last = h->time_ns;
-	}
-	if (sorted)
-		return 0;
-	idx = malloc(n * sizeof(*idx));
-	tmp = malloc(q->len - q->off);
-	if (!idx || !tmp) {
-		free(idx);
-		free(tmp);
-		return -ENOMEM;
-	}
-	for (at = q->off, i = 0; at < q->len; at += h->size, i++) {
-		h = (const void *)(q->buf + at);
-		idx[i].time_ns = h->time_ns;
-		idx[i].off = at;
-	}
-	qsort(idx, n, sizeof(*idx), kidx_cmp);
-	for (i = 0, at = 0; i < n; i++) {
-		h = (const void *)(q->buf + idx[i].off);
-		memcpy(tmp + at, h, h->size);
-		at += h->size;
-	}
-	memcpy(q->buf + q->off, tmp, at);
-	free(idx);
-	free(tmp);
-	return 0;
-}
-
-/*
- * Append @rec to @q, unless that would take it past @limit bytes (0: no
- * limit): then it is dropped and counted, and the next record that fits
- * is preceded by a LOST record with the count.
- */
-static int kq_push_bounded(struct kq *q, const struct dial9_rec_header *rec,
-			   size_t limit, uint64_t *lost)
-{
-	struct dial9_rec_lost lr;
-	size_t need = rec->size + (q->dropped ? sizeof(lr) : 0);
-
-	if (limit && q->len - q->off + need > limit) {
-		q->dropped++;
-		(*lost)++;
-		return 0;
-	}
-	if (q->dropped) {
-		memset(&lr, 0, sizeof(lr));
-		lr.hdr.type = DIAL9_REC_LOST;
-		lr.hdr.size = sizeof(lr);
-		lr.hdr.cpu = rec->cpu;
-		lr.hdr.time_ns = rec->time_ns;
-		lr.count = q->dropped;
-		if (kq_push(q, &lr, sizeof(lr)))
-			return -ENOMEM;
-		q->dropped = 0;
-	}
-	return kq_push(q, rec, rec->size);
-}
 
 /* Copy what each ring holds into @qs (one per CPU) and free its space. */
-static int ksched_collect_into(struct dial9_ksched *k, struct kq *qs,
+static int ksched_collect_into(struct dial9_ksched *k, struct d9_kq *qs,
 			       size_t limit, uint64_t *lost)
 {
 	int ret;
@@ -612,7 +485,7 @@ static int ksched_collect_into(struct dial9_ksched *k, struct kq *qs,
 
 		ret = k->perf ? dial9_perf_read(k->perf, perf_push, &pc) :
 				dial9_sstat_read(k->sstat, perf_push, &pc);
-		return ret ? ret : kq_sort(&qs[0]);
+		return ret ? ret : d9_kq_sort(&qs[0]);
 	}
 	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
 		struct push_ctx pc = { k, &qs[cpu], limit, lost };
@@ -663,7 +536,7 @@ static int ksched_collect_into(struct dial9_ksched *k, struct kq *qs,
  * kernel counts what it then has to drop.
  */
 static int ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
-			 struct kq *in, size_t limit)
+			 struct d9_kq *in, size_t limit)
 {
 	struct dial9_ring_ctrl *c = k->ctrl[cpu];
 	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
@@ -678,7 +551,7 @@ static int ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
 			n = c->data_size - off;
 		if (in->len - in->off + n > limit)
 			break;
-		if (kq_push(in, k->data[cpu] + off, n))
+		if (d9_kq_push(in, k->data[cpu] + off, n))
 			return -ENOMEM;
 		k->inbox_bytes += n;
 		tail += n;
@@ -693,7 +566,7 @@ static int ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
  * records, filter ignored threads.  @raw is left empty.
  */
 static int ring_parse(struct dial9_ksched *k, unsigned int cpu,
-		      struct kq *raw)
+		      struct d9_kq *raw)
 {
 	struct push_ctx pc = { k, &k->q[cpu], 0, NULL };
 	size_t at = raw->off;
@@ -735,48 +608,14 @@ static bool inbox_raw(const struct dial9_ksched *k)
 
 /* Move what an inbox holds to q[cpu]. */
 static int inbox_take(struct dial9_ksched *k, unsigned int cpu,
-		      struct kq *from);
+		      struct d9_kq *from);
 
-/* Move everything from @from to the end of @to; @from is left empty. */
-static int kq_move(struct kq *to, struct kq *from)
-{
-	size_t n = from->len - from->off;
-
-	if (n) {
-		if (to->off && to->off == to->len)
-			to->off = to->len = 0;
-		if (to->len + n > to->cap) {
-			if (to->off) {
-				memmove(to->buf, to->buf + to->off,
-					to->len - to->off);
-				to->len -= to->off;
-				to->off = 0;
-			}
-			if (to->len + n > to->cap) {
-				size_t cap = to->cap ? to->cap : 65536;
-				unsigned char *nb;
-
-				while (cap < to->len + n)
-					cap *= 2;
-				nb = realloc(to->buf, cap);
-				if (!nb)
-					return -ENOMEM;
-				to->buf = nb;
-				to->cap = cap;
-			}
-		}
-		memcpy(to->buf + to->len, from->buf + from->off, n);
-		to->len += n;
-	}
-	from->off = from->len = 0;
-	return 0;
-}
 
 static int inbox_take(struct dial9_ksched *k, unsigned int cpu,
-		      struct kq *from)
+		      struct d9_kq *from)
 {
 	return inbox_raw(k) ? ring_parse(k, cpu, from) :
-			      kq_move(&k->q[cpu], from);
+			      d9_kq_move(&k->q[cpu], from);
 }
 
 /* Under k->mu. */
@@ -818,7 +657,7 @@ static int ksched_collect(struct dial9_ksched *k, uint64_t *horizon)
 	pthread_mutex_lock(&k->mu);
 	ret = k->reader_error;
 	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
-		struct kq t = k->inbox[cpu];
+		struct d9_kq t = k->inbox[cpu];
 
 		k->inbox[cpu] = k->spare[cpu];
 		k->spare[cpu] = t;
@@ -1016,7 +855,7 @@ static int ksched_final(struct dial9_ksched *k)
 		lr.hdr.time_ns = mono_ns();
 		lr.count = lost - k->lost_seen[cpu];
 		k->lost_seen[cpu] = lost;
-		ret = kq_push(&k->q[cpu], &lr, sizeof(lr));
+		ret = d9_kq_push(&k->q[cpu], &lr, sizeof(lr));
 	}
 	return ret;
 }
@@ -1034,7 +873,7 @@ int dial9_ksched_drain(struct dial9_ksched *k, uint64_t horizon_ns,
 		unsigned int bcpu = 0;
 
 		for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
-			h = kq_peek(&k->q[cpu]);
+			h = d9_kq_peek(&k->q[cpu]);
 			if (h && h->time_ns < horizon_ns &&
 			    (!best || h->time_ns < best->time_ns)) {
 				best = h;
