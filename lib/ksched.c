@@ -431,6 +431,29 @@ static bool is_ignored(const struct dial9_ksched *k, uint32_t tid)
 }
 
 /*
+ * A side that is an ignored thread is no longer a recorded side: clear
+ * its *_TARGET bit in *@flags.  Whether a recorded side is left.
+ */
+static bool keep_sides(const struct dial9_ksched *k, uint16_t *flags,
+		       uint32_t tid_a, uint16_t bit_a, uint32_t tid_b,
+		       uint16_t bit_b)
+{
+	if (is_ignored(k, tid_a))
+		*flags &= (uint16_t)~bit_a;
+	if (is_ignored(k, tid_b))
+		*flags &= (uint16_t)~bit_b;
+	return *flags & (bit_a | bit_b);
+}
+
+static int push_one(const struct push_ctx *pc,
+		    const struct dial9_rec_header *rec)
+{
+	return pc->limit ? d9_kq_push_bounded(pc->q, rec, pc->limit,
+					      pc->lost) :
+			   d9_kq_push(pc->q, rec, rec->size);
+}
+
+/*
  * A record of the perf or schedstat backend; on perf, a side that is an
  * ignored thread is no longer a recorded side, and a record with none
  * left is dropped, as dial9.ko does for DIAL9_IOC_IGNORE_THREAD.
@@ -445,31 +468,21 @@ static int perf_push(void *ctx, const struct dial9_rec_header *rec)
 
 	if (!__atomic_load_n(&pc->k->nignored, __ATOMIC_RELAXED) ||
 	    rec->size > sizeof(u))
-		return pc->limit ? d9_kq_push_bounded(pc->q, rec, pc->limit,
-						   pc->lost) :
-				   d9_kq_push(pc->q, rec, rec->size);
+		return push_one(pc, rec);
 	memcpy(&u, rec, rec->size);
 	if (rec->type == DIAL9_REC_SWITCH && rec->size >= sizeof(u.sw)) {
-		if (is_ignored(pc->k, u.sw.prev_tid))
-			u.sw.hdr.flags &= ~DIAL9_SWITCH_PREV_TARGET;
-		if (is_ignored(pc->k, u.sw.next_tid))
-			u.sw.hdr.flags &= ~DIAL9_SWITCH_NEXT_TARGET;
-		if (!(u.sw.hdr.flags & (DIAL9_SWITCH_PREV_TARGET |
-					DIAL9_SWITCH_NEXT_TARGET)))
+		if (!keep_sides(pc->k, &u.sw.hdr.flags,
+				u.sw.prev_tid, DIAL9_SWITCH_PREV_TARGET,
+				u.sw.next_tid, DIAL9_SWITCH_NEXT_TARGET))
 			return 0;
 	} else if ((rec->type == DIAL9_REC_WAKING ||
 		    rec->type == DIAL9_REC_WAKEUP) && rec->size >= sizeof(u.wk)) {
-		if (is_ignored(pc->k, u.wk.tid))
-			u.wk.hdr.flags &= ~DIAL9_WAKE_TASK_TARGET;
-		if (is_ignored(pc->k, u.wk.waker_tid))
-			u.wk.hdr.flags &= ~DIAL9_WAKE_WAKER_TARGET;
-		if (!(u.wk.hdr.flags & (DIAL9_WAKE_TASK_TARGET |
-					DIAL9_WAKE_WAKER_TARGET)))
+		if (!keep_sides(pc->k, &u.wk.hdr.flags,
+				u.wk.tid, DIAL9_WAKE_TASK_TARGET,
+				u.wk.waker_tid, DIAL9_WAKE_WAKER_TARGET))
 			return 0;
 	}
-	return pc->limit ? d9_kq_push_bounded(pc->q, &u.sw.hdr, pc->limit,
-					   pc->lost) :
-			   d9_kq_push(pc->q, &u, rec->size);
+	return push_one(pc, &u.sw.hdr);
 }
 
 

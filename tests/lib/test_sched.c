@@ -124,6 +124,28 @@ static bool tracefs_ready(void)
 	return false;
 }
 
+
+/*
+ * Start the recorder on the perf backend into @dir; false (and nothing
+ * left behind, @dir freed) where perf events are not permitted at all.
+ */
+static bool start_perf(struct dial9_config *c, char *dir, const char *service,
+		       struct dial9_stats *st)
+{
+	dial9_config_init(c);
+	c->trace_dir = dir;
+	c->service_name = service;
+	c->sched = DIAL9_SCHED_PERF;
+	assert_int_equal(dial9_start(c), 0);
+	dial9_get_stats(st);
+	if (st->sched_backend[0])
+		return true;
+	dial9_stop();
+	test_rm_rf(dir);
+	free(dir);
+	return false;
+}
+
 static void perf_backend_records_switches_and_wakeups(void **state)
 {
 	struct pingpong p;
@@ -138,19 +160,8 @@ static void perf_backend_records_switches_and_wakeups(void **state)
 	char ch = 'x';
 	(void)state;
 
-	dial9_config_init(&c);
-	c.trace_dir = dir;
-	c.service_name = "schedtest";
-	c.sched = DIAL9_SCHED_PERF;
-	assert_int_equal(dial9_start(&c), 0);
-	dial9_get_stats(&st);
-	if (!st.sched_backend[0]) {
-		dial9_stop();
-		test_rm_rf(dir);
-		free(dir);
-		/* Only where perf events are not permitted at all. */
-		skip();
-	}
+	if (!start_perf(&c, dir, "schedtest", &st))
+		skip();		/* only where perf events are not permitted */
 	assert_string_equal(st.sched_backend, "perf");
 	assert_int_equal(pipe(p.ab), 0);
 	assert_int_equal(pipe(p.ba), 0);
@@ -420,18 +431,8 @@ static void perf_backend_measures_wakeup_latency(void **state)
 	pthread_t h, s, f;
 	(void)state;
 
-	dial9_config_init(&c);
-	c.trace_dir = dir;
-	c.service_name = "wakeups";
-	c.sched = DIAL9_SCHED_PERF;
-	assert_int_equal(dial9_start(&c), 0);
-	dial9_get_stats(&st);
-	if (!st.sched_backend[0]) {
-		dial9_stop();
-		test_rm_rf(dir);
-		free(dir);
+	if (!start_perf(&c, dir, "wakeups", &st))
 		skip();
-	}
 	assert_int_equal(pthread_create(&h, NULL, hog, &busy_cpu0), 0);
 	assert_int_equal(pthread_create(&s, NULL, sleeper, &n), 0);
 	assert_int_equal(pthread_create(&f, NULL, forker, &n), 0);
