@@ -42,7 +42,6 @@
 
 #define KS_MAX_IGNORED 8u	/* dial9_ksched.ignored[] */
 
-
 /* Most bytes an inbox holds: this many rings' worth, and at least 8 MiB. */
 #define KQ_INBOX_RINGS	8
 #define KQ_INBOX_MIN	(8u << 20)
@@ -393,8 +392,7 @@ void dial9_ksched_counts(const struct dial9_ksched *k, uint64_t *read,
 
 int dial9_ksched_ignore_thread(struct dial9_ksched *k, int tid)
 {
-	struct dial9_ignore ig = { .size = sizeof(ig), .tid = (uint32_t)tid };
-
+	struct dial9_ignore ig = { .size = sizeof(ig) };
 	unsigned int i;
 
 	if (k->sstat)
@@ -485,54 +483,87 @@ static int perf_push(void *ctx, const struct dial9_rec_header *rec)
 	return push_one(pc, &u.sw.hdr);
 }
 
+/*
+ * Check, count and queue the records in @n bytes of ring @cpu (whole
+ * records, as a ring holds them): skip PAD, count LOST and read records,
+ * filter ignored threads, append the rest to q[cpu].
+ */
+static int parse_records(struct dial9_ksched *k, unsigned int cpu,
+			 const unsigned char *p, size_t n)
+{
+	struct push_ctx pc = { k, &k->q[cpu], 0, NULL };
+	size_t at = 0;
 
+	while (at < n) {
+		const struct dial9_rec_header *h = (const void *)(p + at);
 
-/* Copy what each ring holds into @qs (one per CPU) and free its space. */
+		if (n - at < 8 || h->size < 8 || h->size % 8 ||
+		    h->size > n - at)
+			return -EPROTO;
+		if (h->type != DIAL9_REC_PAD) {
+			if (h->size < sizeof(*h))
+				return -EPROTO;
+			if (h->type == DIAL9_REC_LOST &&
+			    h->size >= sizeof(struct dial9_rec_lost))
+				k->lost_seen[cpu] +=
+					((const struct dial9_rec_lost *)h)->count;
+			else
+				__atomic_store_n(&k->nread, k->nread + 1,
+						 __ATOMIC_RELAXED);
+			if (perf_push(&pc, h))
+				return -ENOMEM;
+		}
+		at += h->size;
+	}
+	return 0;
+}
+
+/*
+ * The bytes from @tail that are whole records in one piece: up to head,
+ * or to the end of the data area (records never wrap: the kernel pads to
+ * the end), at offset *@off.
+ */
+static size_t ring_stretch(const struct dial9_ring_ctrl *c, uint64_t tail,
+			   uint64_t head, uint32_t *off)
+{
+	size_t n = head - tail;
+
+	*off = (uint32_t)(tail & (c->data_size - 1));
+	return n < c->data_size - *off ? n : c->data_size - *off;
+}
+
+/*
+ * Read what the kernel holds and free its space: the perf and schedstat
+ * backends into @qs[0] (at most @limit bytes, 0: no limit), dial9.ko's
+ * rings straight into q[].
+ */
 static int ksched_collect_into(struct dial9_ksched *k, struct d9_kq *qs,
 			       size_t limit, uint64_t *lost)
 {
 	int ret;
 
 	if (k->perf || k->sstat) {
-		struct push_ctx pc = { k, &qs[0], 0, NULL };
+		struct push_ctx pc = { k, &qs[0], limit, lost };
 
 		ret = k->perf ? dial9_perf_read(k->perf, perf_push, &pc) :
 				dial9_sstat_read(k->sstat, perf_push, &pc);
 		return ret ? ret : d9_kq_sort(&qs[0]);
 	}
 	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
-		struct push_ctx pc = { k, &qs[cpu], limit, lost };
 		struct dial9_ring_ctrl *c = k->ctrl[cpu];
 		uint64_t head, tail;
-		uint32_t mask;
 
 		if (!c)
 			continue;
-		mask = c->data_size - 1;
 		head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
-		tail = c->tail;
-		while (tail < head) {
-			const struct dial9_rec_header *h =
-				(const void *)(k->data[cpu] + (tail & mask));
-			uint32_t off = (uint32_t)(tail & mask);
+		for (tail = c->tail; tail < head;) {
+			uint32_t off;
+			size_t n = ring_stretch(c, tail, head, &off);
 
-			if (h->size < 8 || h->size % 8 ||
-			    off + h->size > c->data_size)
-				return -EPROTO;
-			if (h->type != DIAL9_REC_PAD) {
-				if (h->size < sizeof(*h))
-					return -EPROTO;
-				if (h->type == DIAL9_REC_LOST &&
-				    h->size >= sizeof(struct dial9_rec_lost))
-					k->lost_seen[cpu] +=
-						((const struct dial9_rec_lost *)h)->count;
-				else
-					__atomic_store_n(&k->nread, k->nread + 1,
-							 __ATOMIC_RELAXED);
-				if (perf_push(&pc, h))
-					return -ENOMEM;
-			}
-			tail += h->size;
+			ret = parse_records(k, cpu, k->data[cpu] + off, n);
+			if (ret)
+				return ret;
+			tail += n;
 		}
 		__atomic_store_n(&c->tail, tail, __ATOMIC_RELEASE);
 	}
@@ -541,12 +572,10 @@ static int ksched_collect_into(struct dial9_ksched *k, struct d9_kq *qs,
 
 /*
  * dial9.ko, the reader thread: copy the bytes each ring holds, as they
- * are, to the end of inbox[cpu] and free their space.  Records never wrap
- * (the kernel pads to the end of the data area), so each stretch up to
- * the end or to head is whole records: one memcpy each, no per-record
- * work here; ring_parse() does that later, in the flush thread.  A
- * stretch that does not fit in the inbox stays in the ring, where the
- * kernel counts what it then has to drop.
+ * are, to the end of inbox[cpu] and free their space: one memcpy per
+ * stretch, no per-record work here; ring_parse() does that later, in the
+ * flush thread.  A stretch that does not fit in the inbox stays in the
+ * ring, where the kernel counts what it then has to drop.
  */
 static int ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
 			 struct d9_kq *in, size_t limit)
@@ -554,14 +583,11 @@ static int ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
 	struct dial9_ring_ctrl *c = k->ctrl[cpu];
 	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
 	uint64_t tail = c->tail;
-	uint32_t mask = c->data_size - 1;
 
 	while (tail < head) {
-		uint32_t off = (uint32_t)(tail & mask);
-		size_t n = head - tail;
+		uint32_t off;
+		size_t n = ring_stretch(c, tail, head, &off);
 
-		if (n > c->data_size - off)
-			n = c->data_size - off;
 		if (in->len - in->off + n > limit)
 			break;
 		if (d9_kq_push(in, k->data[cpu] + off, n))
@@ -573,42 +599,13 @@ static int ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
 	return 0;
 }
 
-/*
- * The flush thread: turn raw ring bytes (ring_copy_raw()) of @cpu into
- * records in q[cpu]: check each header, skip PAD, count LOST and read
- * records, filter ignored threads.  @raw is left empty.
- */
+/* The flush thread: the raw bytes of ring @cpu into q[cpu]; @raw emptied. */
 static int ring_parse(struct dial9_ksched *k, unsigned int cpu,
 		      struct d9_kq *raw)
 {
-	struct push_ctx pc = { k, &k->q[cpu], 0, NULL };
-	size_t at = raw->off;
-	int ret = 0;
+	int ret = parse_records(k, cpu, raw->buf + raw->off,
+				raw->len - raw->off);
 
-	while (!ret && at < raw->len) {
-		const struct dial9_rec_header *h = (const void *)(raw->buf + at);
-
-		if (raw->len - at < 8 || h->size < 8 || h->size % 8 ||
-		    h->size > raw->len - at) {
-			ret = -EPROTO;
-			break;
-		}
-		if (h->type != DIAL9_REC_PAD) {
-			if (h->size < sizeof(*h)) {
-				ret = -EPROTO;
-				break;
-			}
-			if (h->type == DIAL9_REC_LOST &&
-			    h->size >= sizeof(struct dial9_rec_lost))
-				k->lost_seen[cpu] +=
-					((const struct dial9_rec_lost *)h)->count;
-			else
-				__atomic_store_n(&k->nread, k->nread + 1,
-						 __ATOMIC_RELAXED);
-			ret = perf_push(&pc, h);
-		}
-		at += h->size;
-	}
 	raw->off = raw->len = 0;
 	return ret;
 }
