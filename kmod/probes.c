@@ -31,6 +31,7 @@ static __always_inline bool dial9_match(const struct dial9_session *s,
 {
 	if (!s->system_wide && dial9_target_flags(s, p) < 0)
 		return false;
+	/* Inline, so a session with nothing left out makes no call. */
 	return !READ_ONCE(s->nignored) || !dial9_ignored(s, p);
 }
 

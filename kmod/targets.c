@@ -204,7 +204,11 @@ bool dial9_ignored(const struct dial9_session *s, const struct task_struct *p)
 {
 	/* Acquire: pairs with the releases in dial9_ignore_set(). */
 	int i, n = smp_load_acquire(&s->nignored);
-	pid_t boss = dial9_io_worker_of(p);
+	pid_t boss;
+
+	if (!n)
+		return false;
+	boss = dial9_io_worker_of(p);
 
 	for (i = 0; i < n; i++) {
 		/* Acquire: the start written before the tid is seen. */
