@@ -60,48 +60,39 @@ if tr -d '\r' <"$cost" | grep -q '^BENCH part=libdiag '; then
 	echo "libdial9 recording itself: its flush thread at nice 0 (default) and 10"
 	table libdiag
 fi
-if [ -n "$loss" ]; then
-echo
-echo "Loss: pairs of ping-pong threads (2 vCPUs), events captured / lost per run"
-tr -d '\r' <"$loss" | grep '^BENCH part=loss' | awk '
-function kv(s,   i, a) { for (i = 1; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] } }
-{
-	delete v; kv()
-	if (!(v["cfg"] in seen)) { seen[v["cfg"]] = 1; cfgs[++nc] = v["cfg"] }
-	if (!(v["pairs"] in seenp)) { seenp[v["pairs"]] = 1; ps[++np] = v["pairs"] }
-	cell[v["pairs"], v["cfg"]] = v["events"] "/" v["lost"]
-}
-END {
-	printf "%-6s", "pairs"
-	for (c = 1; c <= nc; c++) printf " %18s", cfgs[c]
-	printf "\n"
-	for (i = 1; i <= np; i++) {
-		printf "%-6s", ps[i]
-		for (c = 1; c <= nc; c++) printf " %18s", cell[ps[i], cfgs[c]]
-		printf "\n"
-	}
-}'
-echo
-echo "Lost share: lost / (captured + lost) per run"
-tr -d '\r' <"$loss" | grep '^BENCH part=loss' | awk '
+# loss_table share|count WIDTH: one row per pair count, a column per
+# configuration; "captured/lost" or lost / (captured + lost).
+loss_table() {
+	tr -d '\r' <"$loss" | grep '^BENCH part=loss' | awk -v mode="$1" -v w="$2" '
 function kv(s,   i, a) { for (i = 1; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] } }
 {
 	delete v; kv()
 	if (!(v["cfg"] in seen)) { seen[v["cfg"]] = 1; cfgs[++nc] = v["cfg"] }
 	if (!(v["pairs"] in seenp)) { seenp[v["pairs"]] = 1; ps[++np] = v["pairs"] }
 	t = v["events"] + v["lost"]
-	cell[v["pairs"], v["cfg"]] = t > 0 ? sprintf("%.2f%%", 100 * v["lost"] / t) : "-"
+	if (mode == "count")
+		cell[v["pairs"], v["cfg"]] = v["events"] "/" v["lost"]
+	else
+		cell[v["pairs"], v["cfg"]] = t > 0 ? sprintf("%.2f%%", 100 * v["lost"] / t) : "-"
 }
 END {
 	printf "%-6s", "pairs"
-	for (c = 1; c <= nc; c++) printf " %13s", cfgs[c]
+	for (c = 1; c <= nc; c++) printf " %*s", w, cfgs[c]
 	printf "\n"
 	for (i = 1; i <= np; i++) {
 		printf "%-6s", ps[i]
-		for (c = 1; c <= nc; c++) printf " %13s", cell[ps[i], cfgs[c]]
+		for (c = 1; c <= nc; c++) printf " %*s", w, cell[ps[i], cfgs[c]]
 		printf "\n"
 	}
 }'
+}
+if [ -n "$loss" ]; then
+	echo
+	echo "Loss: pairs of ping-pong threads (2 vCPUs), events captured / lost per run"
+	loss_table count 18
+	echo
+	echo "Lost share: lost / (captured + lost) per run"
+	loss_table share 13
 fi
 # Idle recorders: from the cost boot (in the VM) and any IDLE_LOG (host).
 idle=$(cat "$cost" "$@" 2>/dev/null | tr -d '\r' | grep '^BENCH part=idle ')
