@@ -8,8 +8,22 @@
 #   make dkms-install / install-udev   fleet-host installation
 
 SHELL := /bin/bash
-KVER ?= $(shell scripts/kver.sh 2>/dev/null)
+# Debian 12's two kernel lines: 6.1 (the default, built in the tree) and
+# 6.12 (built in a copy under build/kmod/).  `make KVER=... target` runs
+# a target for another kernel; TEST_TARGETS run the VM suite on both.
+KVER_61 := $(shell scripts/kver.sh 2>/dev/null)
+KVER_612 := $(shell scripts/kver.sh 6.12 2>/dev/null)
+KVER ?= $(KVER_61)
 KDIR ?= /usr/src/linux-headers-$(KVER)
+ifeq ($(KVER),$(KVER_61))
+KO := dial9.ko
+KO_DIR := $(CURDIR)
+VMSUF :=
+else
+KO_DIR := $(CURDIR)/build/kmod/$(KVER)
+KO := $(KO_DIR)/dial9.ko
+VMSUF := -$(KVER)
+endif
 CACHE ?= build/cache
 BUILD ?= build
 DIAL9_VERSION := 0.1.0
@@ -20,7 +34,8 @@ USER_CFLAGS := -std=gnu11 -O2 -g $(WARN) -Iuapi
 # Static binaries go into the VM's initramfs.
 HARNESS := $(CACHE)/linux-source/tools/testing/selftests
 
-TEST_TARGETS := test-kmod test-stock test-dkms check
+TEST_TARGETS := test-kmod test-stock test-dkms check \
+	test-kmod-6.12 test-stock-6.12 test-dkms-6.12 check-6.12
 
 .PHONY: all deps module examples test test-kmod test-stock test-dkms check demo clean \
 	bench-sched bench-product \
@@ -32,8 +47,18 @@ all: module examples
 deps:
 	@scripts/deps.sh
 
+# Another kernel's build gets a copy of the sources (mtimes kept, so
+# Kbuild rebuilds only what changed).
 module:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+ifneq ($(KO_DIR),$(CURDIR))
+	@mkdir -p $(KO_DIR) && cp -pr Kbuild kmod uapi $(KO_DIR)/
+endif
+	$(MAKE) -C $(KDIR) M=$(KO_DIR) modules
+
+# The same targets for Debian 12's 6.12 line.
+%-6.12:
+	@[ -n "$(KVER_612)" ] || { echo "no 6.12 cloud headers (make deps)"; exit 1; }
+	$(MAKE) --no-print-directory KVER=$(KVER_612) $*
 
 # Examples that need only the UAPI header; contention.c links libdial9.
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,\
@@ -68,9 +93,9 @@ VM_DIAL9 := $(BUILD)/tools/dial9
 vm-payload: module $(KTESTS) $(SCHED_TESTS) $(VM_DIAL9) $(BUILD)/tests/vm/exit examples
 
 test-kmod: deps vm-payload
-	tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module dial9.ko \
+	tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) \
 		--tests "$(KTESTS) $(SCHED_TESTS)" --file $(VM_DIAL9) \
-		--example $(BUILD)/examples/dial9-read --out $(BUILD)/vm
+		--example $(BUILD)/examples/dial9-read --out $(BUILD)/vm$(VMSUF)
 
 # Stock workloads from Debian (rt-tests' hackbench in process and thread
 # mode, stress-ng with more runnable tasks than CPUs) recorded by
@@ -79,17 +104,17 @@ test-kmod: deps vm-payload
 # thread's last switch).  tests/stock/guest.sh says how.
 STOCK_BINS := /usr/bin/bpftrace /usr/bin/hackbench /usr/bin/stress-ng
 test-stock: deps module $(VM_DIAL9) $(BUILD)/tests/vm/exit
-	tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module dial9.ko \
+	tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) \
 		--mem 2048 $(addprefix --bin ,$(STOCK_BINS)) --file $(VM_DIAL9) \
 		--file tests/stock/refprobe.bt --checks tests/stock/guest.sh \
-		--tests "" --out $(BUILD)/vm-stock
+		--tests "" --out $(BUILD)/vm-stock$(VMSUF)
 
 # The main job end to end: the module in a VM, a program under contention
 # recording itself through /dev/dial9, and its scheduling-delay report.
 # The HTML report leaves the VM base64-encoded between two markers.
 demo: deps vm-payload $(BUILD)/vm-bin/contention
 	@set -o pipefail; tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) \
-		--module dial9.ko --example $(BUILD)/examples/dial9-read \
+		--module $(KO) --example $(BUILD)/examples/dial9-read \
 		--file $(VM_DIAL9) --file $(BUILD)/vm-bin/contention \
 		--demo "contention /tmp/demo && dial9 sched /tmp/demo && \
 			dial9 report --html /tmp/demo -o /tmp/report.html && \
@@ -161,7 +186,7 @@ $(BUILD)/bench/dial9-rate: bench/kmod/rate.c uapi/linux/dial9.h
 
 # Records/s the module sustains with a reader draining, by thread pairs.
 bench-kmod: deps module $(BUILD)/tests/vm/exit examples $(BUILD)/bench/dial9-rate
-	@tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module dial9.ko \
+	@tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) \
 		--file $(BUILD)/bench/dial9-rate \
 		--demo "for p in 1 2 4 8 16; do dial9-rate \$$p 3; done" \
 		--out $(BUILD)/bench-kmod | grep -E '^pairs='
@@ -185,7 +210,7 @@ SCHED_PAIRS ?= 1 2 4 8 16 32 64
 SCHED_LOSS_CFGS ?=
 SCHED_IDLE_SECS ?= 10
 SCHED_DIAG ?= 1
-SCHED_VM := tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module dial9.ko \
+SCHED_VM := tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) \
 	--icount --mem 2048 --bin /usr/bin/perf --bin /usr/bin/trace-cmd \
 	--bin /usr/bin/bpftrace --tree /usr/lib/x86_64-linux-gnu/traceevent \
 	--file $(BUILD)/bench/dial9-pingpong --file $(BUILD)/bench/dial9-record \
@@ -227,7 +252,7 @@ bench-sched: deps module $(BUILD)/tests/vm/exit $(SCHED_BENCH) \
 # "BENCH ..." go to $(BENCH_LOGS)/vm*.log for bench/bench-table.sh.
 BENCH_VM_REQS ?= 5000
 BENCH_VM_REPS ?= 11
-E2E_VM := tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module dial9.ko \
+E2E_VM := tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) \
 	--file $(BUILD)/bench/dial9-e2e
 E2E_ARGS := -S auto -n $(BENCH_VM_REQS) -r $(BENCH_VM_REPS)
 

@@ -39,13 +39,35 @@ if ! command -v npm >/dev/null 2>&1; then
 		nodejs npm
 fi
 
-# The VM boots the kernel matching the installed cloud headers. Only the
+# Debian 12 ships a second kernel line, 6.12, in its main archive (as
+# versioned packages only: no metapackage). Fleets run both, so the
+# module is built and tested for the newest 6.12 cloud kernel too.
+if ! scripts/kver.sh 6.12 >/dev/null 2>&1; then
+	pick() { apt-cache pkgnames linux-headers-6.12 2>/dev/null |
+		grep -- '+deb12-cloud-amd64$' | sort -V | tail -n1; }
+	h=$(pick)
+	if [ -z "$h" ]; then
+		apt-get -o DPkg::Lock::Timeout=600 update -q
+		h=$(pick)
+	fi
+	[ -n "$h" ] || { echo "deps: no linux-headers-6.12.*+deb12-cloud-amd64 in apt" >&2; exit 1; }
+	echo "deps: installing: $h"
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 \
+		install -y -q --no-install-recommends "$h"
+fi
+
+# The VM boots the kernels matching the installed cloud headers. Only the
 # vmlinuz is needed: download and unpack the image package (seconds)
 # instead of installing it (initramfs-tools, ~90 s).
-KVER=$(scripts/kver.sh)
 CACHE=${DIAL9_CACHE:-build/cache}
 mkdir -p "$CACHE"
-if [ ! -f "$CACHE/vmlinuz-$KVER" ]; then
+for KVER in $(scripts/kver.sh) $(scripts/kver.sh 6.12); do
+	[ -f "$CACHE/vmlinuz-$KVER" ] && continue
+	# The 6.12 headers depend on their image, so it may be installed.
+	if [ -r "/boot/vmlinuz-$KVER" ]; then
+		cp "/boot/vmlinuz-$KVER" "$CACHE/vmlinuz-$KVER"
+		continue
+	fi
 	echo "deps: fetching linux-image-$KVER for the test VM"
 	tmp=$(mktemp -d)
 	chmod 755 "$tmp"
@@ -57,7 +79,7 @@ if [ ! -f "$CACHE/vmlinuz-$KVER" ]; then
 	dpkg-deb -x "$tmp"/linux-image-*.deb "$tmp/x"
 	cp "$tmp/x/boot/vmlinuz-$KVER" "$CACHE/vmlinuz-$KVER"
 	rm -rf "$tmp"
-fi
+done
 
 # kselftest harness and checkpatch come from Debian's linux-source-6.1,
 # unpacked once into the cache (never into the tree).

@@ -40,6 +40,25 @@ TEST_F(session, unknown_ioctl_is_enotty)
 	EXPECT_EQ(-ENOTTY, d9_ioctl(self->d.fd, _IO('T', 0x01), NULL));
 }
 
+/* Not seekable, nor readable or writable as a file, on every kernel. */
+TEST_F(session, no_seek_read_or_write)
+{
+	char b[8];
+
+	errno = 0;
+	EXPECT_EQ(-1, lseek(self->d.fd, 0, SEEK_SET));
+	EXPECT_EQ(ESPIPE, errno);
+	errno = 0;
+	EXPECT_EQ(-1, pread(self->d.fd, b, sizeof(b), 0));
+	EXPECT_EQ(ESPIPE, errno);
+	errno = 0;
+	EXPECT_EQ(-1, read(self->d.fd, b, sizeof(b)));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, write(self->d.fd, b, sizeof(b)));
+	EXPECT_EQ(EINVAL, errno);
+}
+
 TEST_F(session, config_reserved_must_be_zero)
 {
 	struct dial9_session_config c = { .size = sizeof(c) };
