@@ -123,73 +123,71 @@ static int dial9_ioc_get_version(void __user *arg)
 }
 
 /*
- * Read a size-first struct of at least @min bytes.  Bytes past what this
- * kernel knows must be zero (-E2BIG), as for openat2() and clone3().
+ * Read a size-first struct of at least @min bytes; *@usize is the caller's
+ * size, read once.  Bytes past what this kernel knows must be zero
+ * (-E2BIG), as for openat2() and clone3().  Never called under s->lock:
+ * the copy can fault, and a fault takes the mmap lock, which dial9_mmap()
+ * holds while it waits for s->lock.
  */
 static int dial9_get_struct(void *dst, size_t ksize, size_t min,
-			    void __user *arg)
+			    void __user *arg, u32 *usize)
 {
-	u32 usize;
-
-	if (get_user(usize, (u32 __user *)arg))
-		return -EFAULT;
-	if (usize < min || usize > PAGE_SIZE)
-		return -EINVAL;
-	return copy_struct_from_user(dst, ksize, arg, usize);
-}
-
-static int dial9_ioc_configure(struct dial9_session *s, void __user *arg)
-{
-	struct dial9_session_config cfg;
 	int ret;
 
-	ret = dial9_get_struct(&cfg, sizeof(cfg), DIAL9_SESSION_CONFIG_SIZE_VER0, arg);
-	if (ret)
-		return ret;
-	if (cfg.flags & ~DIAL9_CFG_ALL || cfg.events & ~DIAL9_EV_ALL ||
-	    cfg.reserved[0] || cfg.reserved[1])
+	if (get_user(*usize, (u32 __user *)arg))
+		return -EFAULT;
+	if (*usize < min || *usize > PAGE_SIZE)
 		return -EINVAL;
-	if (cfg.ring_size &&
-	    (!is_power_of_2(cfg.ring_size) ||
-	     cfg.ring_size < DIAL9_RING_MIN_SIZE ||
-	     cfg.ring_size > DIAL9_RING_MAX_SIZE ||
-	     cfg.ring_size < PAGE_SIZE))
+	ret = copy_struct_from_user(dst, ksize, arg, *usize);
+	/* The struct's own size field may have changed since: not used. */
+	*(u32 *)dst = min_t(u32, *usize, ksize);
+	return ret;
+}
+
+static int dial9_ioc_configure(struct dial9_session *s,
+			       const struct dial9_session_config *cfg)
+{
+	if (cfg->flags & ~DIAL9_CFG_ALL || cfg->events & ~DIAL9_EV_ALL ||
+	    cfg->reserved[0] || cfg->reserved[1])
 		return -EINVAL;
-	if ((cfg.flags & DIAL9_CFG_SYSTEM_WIDE) && !s->privileged)
+	if (cfg->ring_size &&
+	    (!is_power_of_2(cfg->ring_size) ||
+	     cfg->ring_size < DIAL9_RING_MIN_SIZE ||
+	     cfg->ring_size > DIAL9_RING_MAX_SIZE ||
+	     cfg->ring_size < PAGE_SIZE))
+		return -EINVAL;
+	if ((cfg->flags & DIAL9_CFG_SYSTEM_WIDE) && !s->privileged)
 		return -EPERM;
 	if (s->rings_ready || s->enabled)
 		return -EBUSY;
 
-	s->system_wide = cfg.flags & DIAL9_CFG_SYSTEM_WIDE;
-	s->events = cfg.events ? cfg.events : DIAL9_EV_DEFAULT;
-	if (cfg.ring_size)
-		s->ring_size = cfg.ring_size;
-	if (cfg.flags & DIAL9_CFG_NO_SELF)
+	s->system_wide = cfg->flags & DIAL9_CFG_SYSTEM_WIDE;
+	s->events = cfg->events ? cfg->events : DIAL9_EV_DEFAULT;
+	if (cfg->ring_size)
+		s->ring_size = cfg->ring_size;
+	if (cfg->flags & DIAL9_CFG_NO_SELF)
 		dial9_target_forget(s, s->owner_tgid, 0, true);
 	return 0;
 }
 
-static int dial9_ioc_add_target(struct dial9_session *s, void __user *arg)
+static int dial9_ioc_add_target(struct dial9_session *s,
+				const struct dial9_target *t)
 {
-	struct dial9_target t;
 	struct task_struct *task;
 	pid_t tgid = 0;
 	int ret;
 
-	ret = dial9_get_struct(&t, sizeof(t), DIAL9_TARGET_SIZE_VER0, arg);
-	if (ret)
-		return ret;
-	if (t.flags & ~DIAL9_TARGET_CHILDREN || t.reserved || !t.pid ||
-	    t.pid > PID_MAX_LIMIT)
+	if (t->flags & ~DIAL9_TARGET_CHILDREN || t->reserved || !t->pid ||
+	    t->pid > PID_MAX_LIMIT)
 		return -EINVAL;
 
 	rcu_read_lock();
-	task = pid_task(find_vpid(t.pid), PIDTYPE_PID);
+	task = pid_task(find_vpid(t->pid), PIDTYPE_PID);
 	ret = -ESRCH;
 	if (task) {
 		tgid = task_tgid_nr(task);
 		ret = tgid != s->owner_tgid && !s->privileged ? -EPERM :
-		      dial9_target_add(s, task, t.flags);
+		      dial9_target_add(s, task, t->flags);
 	}
 	rcu_read_unlock();
 	if (!ret && s->enabled)
@@ -197,57 +195,57 @@ static int dial9_ioc_add_target(struct dial9_session *s, void __user *arg)
 	return ret;
 }
 
-static int dial9_ioc_ignore_thread(struct dial9_session *s, void __user *arg)
+static int dial9_ioc_ignore_thread(struct dial9_session *s,
+				   const struct dial9_ignore *ig)
 {
-	struct dial9_ignore ig;
 	struct task_struct *task;
 	int ret;
 
-	ret = dial9_get_struct(&ig, sizeof(ig), DIAL9_IGNORE_SIZE_VER0, arg);
-	if (ret)
-		return ret;
-	if (ig.flags & ~DIAL9_IGNORE_REMOVE || ig.reserved ||
-	    ig.tid > PID_MAX_LIMIT)
+	if (ig->flags & ~DIAL9_IGNORE_REMOVE || ig->reserved ||
+	    ig->tid > PID_MAX_LIMIT)
 		return -EINVAL;
 	rcu_read_lock();
-	task = ig.tid ? pid_task(find_vpid(ig.tid), PIDTYPE_PID) : current;
+	task = ig->tid ? pid_task(find_vpid(ig->tid), PIDTYPE_PID) : current;
 	ret = -ESRCH;
 	if (task)
 		ret = task_tgid_nr(task) != s->owner_tgid && !s->privileged ?
 		      -EPERM : dial9_ignore_set(s, task,
-						ig.flags & DIAL9_IGNORE_REMOVE);
+						ig->flags & DIAL9_IGNORE_REMOVE);
 	rcu_read_unlock();
 	return ret;
 }
 
-static int dial9_ioc_get_stats(struct dial9_session *s, void __user *arg)
+/* Fill @st for the CPU it names.  Its copy out is the caller's. */
+static int dial9_ioc_get_stats(struct dial9_session *s,
+			       struct dial9_ring_stats *st)
 {
-	struct dial9_ring_stats st;
 	struct dial9_ring *r;
-	u32 usize;
-	int ret;
+	u32 cpu = st->cpu;
 
-	ret = dial9_get_struct(&st, sizeof(st), DIAL9_RING_STATS_SIZE_VER0, arg);
-	if (ret)
-		return ret;
-	usize = st.size;
-	if (st.cpu >= nr_cpu_ids)
+	if (cpu >= nr_cpu_ids)
 		return -EINVAL;
-	if (!cpu_possible(st.cpu))
+	if (!cpu_possible(cpu))
 		return -ENODEV;
-	r = s->rings_ready ? s->rings[st.cpu] : NULL;
-	memset(&st, 0, sizeof(st));
-	st.size = sizeof(st);
-	st.cpu = r ? r->cpu : 0;
-	st.written = r ? READ_ONCE(r->written) : 0;
-	st.lost = r ? READ_ONCE(r->lost) : 0;
-	st.ring_size = s->ring_size;
-	st.targets_dropped = atomic64_read(&s->targets_dropped);
-	st.targets = dial9_targets_count(s);
-	if (copy_to_user(arg, &st, min_t(size_t, usize, sizeof(st))))
+	r = s->rings_ready ? s->rings[cpu] : NULL;
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	st->cpu = r ? r->cpu : 0;
+	st->written = r ? READ_ONCE(r->written) : 0;
+	st->lost = r ? READ_ONCE(r->lost) : 0;
+	st->ring_size = s->ring_size;
+	st->targets_dropped = atomic64_read(&s->targets_dropped);
+	st->targets = dial9_targets_count(s);
+	return 0;
+}
+
+/* Copy stats out: what the caller's @usize holds, the rest zeroed. */
+static int dial9_put_stats(void __user *arg, const struct dial9_ring_stats *st,
+			   u32 usize)
+{
+	if (copy_to_user(arg, st, min_t(size_t, usize, sizeof(*st))))
 		return -EFAULT;
-	if (usize > sizeof(st) &&
-	    clear_user(arg + sizeof(st), usize - sizeof(st)))
+	if (usize > sizeof(*st) &&
+	    clear_user(arg + sizeof(*st), usize - sizeof(*st)))
 		return -EFAULT;
 	return 0;
 }
@@ -255,22 +253,65 @@ static int dial9_ioc_get_stats(struct dial9_session *s, void __user *arg)
 /* The ioctl number without its size bits, so extensible structs can grow. */
 #define DIAL9_IOC_BASE(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
 
+union dial9_ioc_arg {
+	struct dial9_session_config cfg;
+	struct dial9_target target;
+	struct dial9_ring_stats stats;
+	struct dial9_ignore ignore;
+};
+
+/* Copy in the argument of @base, before s->lock is taken. */
+static int dial9_ioc_in(unsigned int base, void __user *arg,
+			union dial9_ioc_arg *u, u32 *usize)
+{
+	switch (base) {
+	case DIAL9_IOC_BASE(DIAL9_IOC_CONFIGURE):
+		return dial9_get_struct(&u->cfg, sizeof(u->cfg),
+					DIAL9_SESSION_CONFIG_SIZE_VER0, arg,
+					usize);
+	case DIAL9_IOC_BASE(DIAL9_IOC_ADD_TARGET):
+		return dial9_get_struct(&u->target, sizeof(u->target),
+					DIAL9_TARGET_SIZE_VER0, arg, usize);
+	case DIAL9_IOC_BASE(DIAL9_IOC_GET_STATS):
+		return dial9_get_struct(&u->stats, sizeof(u->stats),
+					DIAL9_RING_STATS_SIZE_VER0, arg, usize);
+	case DIAL9_IOC_BASE(DIAL9_IOC_IGNORE_THREAD):
+		return dial9_get_struct(&u->ignore, sizeof(u->ignore),
+					DIAL9_IGNORE_SIZE_VER0, arg, usize);
+	case DIAL9_IOC_ENABLE:
+	case DIAL9_IOC_DISABLE:
+		return 0;
+	default:
+		return -ENOTTY;
+	}
+}
+
+/*
+ * Every copy from and to the caller happens outside s->lock (see
+ * dial9_get_struct()); under it, only kernel memory is touched.
+ */
 static long dial9_ioctl(struct file *file, unsigned int cmd, unsigned long a)
 {
 	struct dial9_session *s = file->private_data;
 	void __user *arg = (void __user *)a;
+	unsigned int base = DIAL9_IOC_BASE(cmd);
+	union dial9_ioc_arg u;
+	u32 usize = 0;
 	long ret;
 
 	if (cmd == DIAL9_IOC_GET_VERSION)
 		return dial9_ioc_get_version(arg);
+	ret = dial9_ioc_in(base, arg, &u, &usize);
+	if (ret)
+		return ret;
 
 	mutex_lock(&s->lock);
-	switch (DIAL9_IOC_BASE(cmd)) {
+	switch (base) {
 	case DIAL9_IOC_BASE(DIAL9_IOC_CONFIGURE):
-		ret = dial9_ioc_configure(s, arg);
+		ret = dial9_ioc_configure(s, &u.cfg);
 		break;
 	case DIAL9_IOC_BASE(DIAL9_IOC_ADD_TARGET):
-		ret = dial9_ioc_add_target(s, arg);
+		ret = dial9_ioc_add_target(s, &u.target);
 		break;
 	case DIAL9_IOC_ENABLE:
 		ret = dial9_rings_ready(s);
@@ -282,16 +323,15 @@ static long dial9_ioctl(struct file *file, unsigned int cmd, unsigned long a)
 		ret = 0;
 		break;
 	case DIAL9_IOC_BASE(DIAL9_IOC_GET_STATS):
-		ret = dial9_ioc_get_stats(s, arg);
+		ret = dial9_ioc_get_stats(s, &u.stats);
 		break;
 	case DIAL9_IOC_BASE(DIAL9_IOC_IGNORE_THREAD):
-		ret = dial9_ioc_ignore_thread(s, arg);
-		break;
-	default:
-		ret = -ENOTTY;
+		ret = dial9_ioc_ignore_thread(s, &u.ignore);
 		break;
 	}
 	mutex_unlock(&s->lock);
+	if (!ret && base == DIAL9_IOC_BASE(DIAL9_IOC_GET_STATS))
+		ret = dial9_put_stats(arg, &u.stats, usize);
 	return ret;
 }
 

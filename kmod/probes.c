@@ -171,11 +171,18 @@ static void dial9_wake(struct task_struct *p, u16 type, u32 event)
 	u64 now = 0;
 
 	list_for_each_entry_rcu(s, &dial9_sessions, node) {
-		bool own_p, own_waker;
+		bool own_p, own_waker, name;
 
-		if (!(s->events & event))
+		/* A new task's name, asked for with or without its wake-up. */
+		name = type == DIAL9_REC_WAKEUP_NEW &&
+		       (s->events & DIAL9_EV_COMM);
+		if (!(s->events & event) && !name)
 			continue;
 		own_p = dial9_match(s, p);
+		if (name && own_p)
+			dial9_emit_comm(s, p, p->comm);
+		if (!(s->events & event))
+			continue;
 		own_waker = dial9_match(s, waker);
 		if (!own_p && !own_waker)
 			continue;
@@ -200,9 +207,6 @@ static void dial9_wake(struct task_struct *p, u16 type, u32 event)
 			dial9_commit(s, r);
 		}
 		local_irq_restore(irqflags);
-		if (type == DIAL9_REC_WAKEUP_NEW && own_p &&
-		    (s->events & DIAL9_EV_COMM))
-			dial9_emit_comm(s, p, p->comm);
 	}
 }
 

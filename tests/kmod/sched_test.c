@@ -355,4 +355,38 @@ TEST(exit_and_comm_records)
 	d9_close(&d);
 }
 
+/*
+ * A session that asks for switches and names only still learns a new
+ * thread's name when it is created (the name comes with sched_wakeup_new,
+ * whose own record the session did not ask for).
+ */
+TEST(new_thread_named_without_wakeup_records)
+{
+	struct d9_recs recs = { 0 };
+	int named = 0, wakeups = 0;
+	pid_t child = 0;
+	pthread_t t;
+	struct d9 d;
+
+	ASSERT_EQ(0, d9_open(&d));
+	ASSERT_EQ(0, d9_configure(&d, 0, 0, DIAL9_EV_SWITCH | DIAL9_EV_COMM));
+	ASSERT_EQ(0, d9_map(&d));
+	ASSERT_EQ(0, d9_enable(&d));
+	ASSERT_EQ(0, pthread_create(&t, NULL, exit_quickly, &child));
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, d9_disable(&d));
+	ASSERT_LT(0, d9_drain(&d, &recs));
+	d9_for_each(r, &recs) {
+		const struct dial9_rec_comm *cm = (const void *)r;
+
+		if (r->type == DIAL9_REC_COMM && (pid_t)cm->tid == child)
+			named++;
+		wakeups += r->type == DIAL9_REC_WAKEUP_NEW;
+	}
+	EXPECT_EQ(1, named);
+	EXPECT_EQ(0, wakeups);
+	d9_recs_free(&recs);
+	d9_close(&d);
+}
+
 TEST_HARNESS_MAIN
