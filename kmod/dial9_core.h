@@ -60,6 +60,7 @@ struct dial9_session {
 	u32 events;			/* DIAL9_EV_* */
 	u32 ring_size;
 	pid_t owner_tgid;
+	u64 owner_start;		/* its leader's start_time */
 
 	struct dial9_targets *targets;	/* processes followed (targets.c) */
 	atomic64_t targets_dropped;
@@ -96,6 +97,8 @@ int dial9_target_add(struct dial9_session *s, const struct task_struct *p,
 void dial9_target_forget(struct dial9_session *s, pid_t tgid, u64 start,
 			 bool any);
 u32 dial9_targets_count(const struct dial9_session *s);
+u64 dial9_process_start(const struct task_struct *p);
+bool dial9_is_owner(const struct dial9_session *s, const struct task_struct *p);
 bool dial9_ignored(const struct dial9_session *s, const struct task_struct *p);
 int dial9_ignore_set(struct dial9_session *s, const struct task_struct *p,
 		     bool remove);

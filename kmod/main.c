@@ -23,7 +23,8 @@
 #define DIAL9_FEATURES (DIAL9_FEAT_SWITCH_WAIT | DIAL9_FEAT_SYSTEM_WIDE | \
 			DIAL9_FEAT_FOLLOW_FORK | DIAL9_FEAT_COMM | \
 			DIAL9_FEAT_POLL | DIAL9_FEAT_RUNQ_TOTALS | \
-			DIAL9_FEAT_UNFOLLOWED | DIAL9_FEAT_IGNORE)
+			DIAL9_FEAT_UNFOLLOWED | DIAL9_FEAT_IGNORE | \
+			DIAL9_FEAT_EXEC_UNFOLLOW)
 
 static void dial9_wakeup_fn(struct irq_work *work)
 {
@@ -87,6 +88,7 @@ static int dial9_open(struct inode *inode, struct file *file)
 	init_irq_work(&s->wakeup, dial9_wakeup_fn);
 	s->privileged = perfmon_capable();
 	s->owner_tgid = task_tgid_nr(current);
+	s->owner_start = dial9_process_start(current);
 	s->events = DIAL9_EV_DEFAULT;
 	s->ring_size = DIAL9_RING_DEFAULT_SIZE;
 	dial9_target_add(s, current, 0);
@@ -186,7 +188,7 @@ static int dial9_ioc_add_target(struct dial9_session *s,
 	ret = -ESRCH;
 	if (task) {
 		tgid = task_tgid_nr(task);
-		ret = tgid != s->owner_tgid && !s->privileged ? -EPERM :
+		ret = !dial9_is_owner(s, task) && !s->privileged ? -EPERM :
 		      dial9_target_add(s, task, t->flags);
 	}
 	rcu_read_unlock();
@@ -208,7 +210,7 @@ static int dial9_ioc_ignore_thread(struct dial9_session *s,
 	task = ig->tid ? pid_task(find_vpid(ig->tid), PIDTYPE_PID) : current;
 	ret = -ESRCH;
 	if (task)
-		ret = task_tgid_nr(task) != s->owner_tgid && !s->privileged ?
+		ret = !dial9_is_owner(s, task) && !s->privileged ?
 		      -EPERM : dial9_ignore_set(s, task,
 						ig->flags & DIAL9_IGNORE_REMOVE);
 	rcu_read_unlock();

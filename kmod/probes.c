@@ -19,6 +19,7 @@
 #include <linux/string.h>
 #include <linux/pid.h>
 #include <linux/preempt.h>
+#include <linux/binfmts.h>
 #include "dial9_core.h"
 #include "compat.h"
 
@@ -297,10 +298,13 @@ static void dial9_probe_free(void *data, struct task_struct *p)
 			dial9_target_forget(s, p->tgid, p->start_time, false);
 }
 
-/* A child the session cannot follow: say so in the parent CPU's ring. */
+/*
+ * A process the session does not follow (any more): say so in this CPU's
+ * ring.  @flags: DIAL9_UNFOLLOWED_*.
+ */
 static void dial9_emit_unfollowed(struct dial9_session *s,
 				  struct task_struct *parent,
-				  struct task_struct *child)
+				  struct task_struct *child, u16 why)
 {
 	struct dial9_rec_unfollowed *rec;
 	struct dial9_ring *r;
@@ -312,6 +316,7 @@ static void dial9_emit_unfollowed(struct dial9_session *s,
 	rec = r ? dial9_ring_reserve(r, DIAL9_REC_UNFOLLOWED, sizeof(*rec),
 				     ktime_get_mono_fast_ns()) : NULL;
 	if (rec) {
+		rec->hdr.flags = why;
 		rec->tgid = child->tgid;
 		rec->parent_tgid = parent->tgid;
 		dial9_commit(s, r);
@@ -334,7 +339,30 @@ static void dial9_probe_fork(void *data, struct task_struct *parent,
 		if (flags < 0 || !(flags & DIAL9_TARGET_CHILDREN))
 			continue;
 		if (dial9_target_add(s, child, DIAL9_TARGET_CHILDREN))
-			dial9_emit_unfollowed(s, parent, child);
+			dial9_emit_unfollowed(s, parent, child, 0);
+	}
+}
+
+/*
+ * An exec that gains privileges (AT_SECURE: setuid, setgid, file
+ * capabilities) ends what an unprivileged session may see of the process,
+ * as perf stops following there.  The tracepoint fires after the new
+ * credentials are committed and before the new program runs.
+ */
+static void dial9_probe_exec(void *data, struct task_struct *p,
+			     pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct dial9_session *s;
+
+	if (!bprm->secureexec)
+		return;
+	list_for_each_entry_rcu(s, &dial9_sessions, node) {
+		if (s->privileged || s->system_wide ||
+		    dial9_target_flags(s, p) < 0)
+			continue;
+		dial9_target_forget(s, p->tgid, dial9_process_start(p), false);
+		dial9_emit_unfollowed(s, rcu_dereference(p->real_parent), p,
+				      DIAL9_UNFOLLOWED_EXEC);
 	}
 }
 
@@ -397,6 +425,7 @@ static struct dial9_tp dial9_tps[] = {
 	{ "sched_process_exit", dial9_probe_exit, 0 },
 	{ "sched_process_fork", dial9_probe_fork, 0 },
 	{ "sched_process_free", dial9_probe_free, 0 },
+	{ "sched_process_exec", dial9_probe_exec, 0 },
 	{ "task_rename", dial9_probe_rename, DIAL9_EV_COMM },
 };
 

@@ -54,10 +54,20 @@ void dial9_targets_free(struct dial9_targets *t)
 	vfree(t);
 }
 
-/* The identity of @p's process: a reused tgid has a later start. */
-static inline u64 dial9_process_start(const struct task_struct *p)
+/*
+ * The identity of @p's process: a reused tgid has a later start.  An exec
+ * by another thread keeps it (de_thread() copies the leader's start).
+ */
+u64 dial9_process_start(const struct task_struct *p)
 {
 	return READ_ONCE(p->group_leader)->start_time;
+}
+
+/* Is @p of the process that opened the session (not one reusing its tgid)? */
+bool dial9_is_owner(const struct dial9_session *s, const struct task_struct *p)
+{
+	return p->tgid == s->owner_tgid &&
+	       dial9_process_start(p) == s->owner_start;
 }
 
 /* The slot of (@tgid, @start), or -1.  Lock-free. */

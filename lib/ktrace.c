@@ -71,6 +71,7 @@ static const struct dial9_field f_sstat[] = {
 };
 static const struct dial9_field f_unfollowed[] = {
 	{ "pid", DIAL9_U64 }, { "parent_pid", DIAL9_U64 },
+	{ "privileged_exec", DIAL9_BOOL },
 };
 
 static const struct {
@@ -87,7 +88,7 @@ static const struct {
 	[KT_LOST] = { "sched.lost", f_lost, 2 },
 	[KT_COMM] = { "sched.comm", f_comm, 3 },
 	[KT_SCHEDSTAT] = { "sched.schedstat", f_sstat, 5 },
-	[KT_UNFOLLOWED] = { "sched.unfollowed", f_unfollowed, 2 },
+	[KT_UNFOLLOWED] = { "sched.unfollowed", f_unfollowed, 3 },
 };
 
 int d9_ktrace_begin(struct d9_ktrace *kt)
@@ -221,6 +222,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 			return -EPROTO;
 		v[0] = dial9_u64(uf->tgid);
 		v[1] = dial9_u64(uf->parent_tgid);
+		v[2] = dial9_bool(h->flags & DIAL9_UNFOLLOWED_EXEC);
 		kt->unfollowed++;
 		return emit(kt, KT_UNFOLLOWED, h->time_ns, v);
 	case D9_REC_SCHEDSTAT: {

@@ -218,7 +218,7 @@ int cmd_record(int argc, char **argv)
 		(unsigned long long)st.sched_lost,
 		(unsigned long long)st.segments_sealed, st.dir);
 	if (st.sched_unfollowed)
-		fprintf(stderr, "dial9 record: INCOMPLETE: %llu processes were not followed (at most %u at once): their scheduling is not in the trace\n",
+		fprintf(stderr, "dial9 record: INCOMPLETE: %llu processes were not followed (more than %u at once, or from an exec of a privileged program on, as an unprivileged user; dial9 sched lists which): their scheduling is not in the trace\n",
 			(unsigned long long)st.sched_unfollowed,
 			DIAL9_MAX_TARGETS);
 	if (child > 0) {

@@ -166,7 +166,8 @@ static void live_record(void *ctx, const struct dial9_rec_header *h)
 	case DIAL9_REC_UNFOLLOWED:
 		if (h->size >= sizeof(*uf))
 			sched_stats_unfollowed(l->st, 0, uf->tgid,
-					       uf->parent_tgid);
+					       uf->parent_tgid,
+					       h->flags & DIAL9_UNFOLLOWED_EXEC);
 		break;
 	default:
 		sched_stats_cpu_seen(l->st, 0, h->cpu, h->time_ns);

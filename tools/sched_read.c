@@ -51,6 +51,7 @@ void sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s)
 	f->run = dial9_schema_field_index(s, "run_ns");
 	f->slices = dial9_schema_field_index(s, "timeslices");
 	f->parent = dial9_schema_field_index(s, "parent_pid");
+	f->pexec = dial9_schema_field_index(s, "privileged_exec");
 	f->waker = dial9_schema_field_index(s, "waker_tid");
 	f->events = dial9_schema_field_index(s, "events");
 }
@@ -132,7 +133,8 @@ int sched_feed(struct sched_stats *st, const struct sched_fields *f,
 					sched_fu64(r, f->count));
 	case SK_UNFOLLOWED:
 		return sched_stats_unfollowed(st, src, pid,
-				(uint32_t)sched_fu64(r, f->parent));
+				(uint32_t)sched_fu64(r, f->parent),
+				f->pexec >= 0 && sched_fbool(r, f->pexec));
 	case SK_APP_LOST:
 		st->lost_app += sched_fu64(r, f->events);
 		return 0;

@@ -19,7 +19,7 @@ struct sched_fields {
 	const struct dial9_schema *schema;
 	int kind;			/* enum sched_kind */
 	int tid, pid, cpu, preempted, state, wait, known, totals, rtotal,
-	    rcount, name, count, run, slices, parent, waker, events;
+	    rcount, name, count, run, slices, parent, waker, events, pexec;
 };
 
 void sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s);

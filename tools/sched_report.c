@@ -124,7 +124,9 @@ void sched_losses_print(const struct sched_stats *st, FILE *out)
 		fprintf(out, "UNFOLLOWED: %zu processes the kernel could not follow (none of their records are in the trace):",
 			st->nunfollowed);
 		for (size_t i = 0; i < st->nunfollowed; i++)
-			fprintf(out, " %u", st->unfollowed[i].pid);
+			fprintf(out, " %u%s", st->unfollowed[i].pid,
+				st->unfollowed[i].exec ?
+				" (from its exec of a privileged program on)" : "");
 		fputc('\n', out);
 	}
 }
@@ -176,8 +178,10 @@ static void losses_json(const struct sched_stats *st, FILE *out)
 	}
 	fprintf(out, "],\"unfollowed\":[");
 	for (size_t i = 0; i < st->nunfollowed; i++)
-		fprintf(out, "%s{\"pid\":%u,\"parent_pid\":%u}", i ? "," : "",
-			st->unfollowed[i].pid, st->unfollowed[i].parent);
+		fprintf(out, "%s{\"pid\":%u,\"parent_pid\":%u,\"privileged_exec\":%s}",
+			i ? "," : "", st->unfollowed[i].pid,
+			st->unfollowed[i].parent,
+			st->unfollowed[i].exec ? "true" : "false");
 	fputc(']', out);
 }
 

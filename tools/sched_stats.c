@@ -527,7 +527,7 @@ int sched_stats_lost(struct sched_stats *st, uint32_t src, uint64_t ts,
 }
 
 int sched_stats_unfollowed(struct sched_stats *st, uint32_t src,
-			   uint32_t pid, uint32_t parent)
+			   uint32_t pid, uint32_t parent, bool exec)
 {
 	struct sched_unfollowed *u;
 
@@ -538,7 +538,8 @@ int sched_stats_unfollowed(struct sched_stats *st, uint32_t src,
 	if (!u)
 		return -ENOMEM;
 	st->unfollowed = u;
-	u[st->nunfollowed++] = (struct sched_unfollowed){ src, pid, parent };
+	u[st->nunfollowed++] = (struct sched_unfollowed){ src, pid, parent,
+							   exec };
 	return 0;
 }
 

@@ -100,6 +100,7 @@ struct sched_source {
 
 struct sched_unfollowed {
 	uint32_t src, pid, parent;
+	bool exec;	/* followed until an exec that gained privileges */
 };
 
 struct sched_stats {
@@ -147,9 +148,12 @@ void sched_stats_name(struct sched_stats *st, uint32_t src, uint64_t time_ns,
 /* @count records of @cpu were lost just before @ts. */
 int sched_stats_lost(struct sched_stats *st, uint32_t src, uint64_t ts,
 		     uint32_t cpu, uint64_t count);
-/* A child process the kernel could not follow. */
+/*
+ * A child process the kernel could not follow, or (@exec) a process it
+ * stopped following at an exec that gained privileges.
+ */
 int sched_stats_unfollowed(struct sched_stats *st, uint32_t src,
-			   uint32_t pid, uint32_t parent);
+			   uint32_t pid, uint32_t parent, bool exec);
 /* A cumulative schedstat sample (the schedstat backend). */
 void sched_stats_sample(struct sched_stats *st, uint32_t src,
 			uint64_t time_ns, uint32_t tid, uint32_t tgid,

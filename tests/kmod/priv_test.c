@@ -259,4 +259,145 @@ TEST(system_wide_sees_other_processes)
 	d9_close(&d);
 }
 
+/*
+ * A session names its opener by identity: after the opener exits and a
+ * root process takes its pid, a child that kept the session open (uid
+ * 65534) cannot make it follow that process.
+ */
+TEST(reused_opener_pid_is_not_the_opener)
+{
+	struct dial9_target t = { .size = sizeof(t) };
+	int go[2], done[2], st;
+	pid_t opener, reuser;
+	char c;
+
+	if (access("/proc/sys/kernel/ns_last_pid", W_OK))
+		SKIP(return, "cannot choose pids (ns_last_pid)");
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	opener = fork();
+	ASSERT_LE(0, opener);
+	if (!opener) {
+		struct d9 d;
+		pid_t keeper;
+
+		if (drop_privileges() || d9_open(&d))
+			_exit(2);
+		keeper = fork();
+		if (keeper < 0)
+			_exit(2);
+		if (keeper)
+			_exit(0);	/* the opener goes; its child keeps d */
+		if (read(go[0], &t.pid, sizeof(t.pid)) != sizeof(t.pid))
+			_exit(2);
+		st = d9_ioctl(d.fd, DIAL9_IOC_ADD_TARGET, &t);
+		c = st == -EPERM ? 0 : 1;
+		if (write(done[1], &c, 1) != 1)
+			_exit(2);
+		_exit(0);
+	}
+	ASSERT_EQ(opener, waitpid(opener, &st, 0));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+	usleep(100000);		/* its task_struct is freed after RCU */
+	{
+		FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+
+		ASSERT_NE(NULL, f);
+		fprintf(f, "%d", opener - 1);
+		fclose(f);
+	}
+	reuser = fork();
+	ASSERT_LE(0, reuser);
+	if (!reuser) {
+		for (;;)
+			usleep(2000);
+	}
+	ASSERT_EQ(opener, reuser);	/* root, with the opener's pid */
+	ASSERT_EQ(sizeof(reuser), write(go[1], &reuser, sizeof(reuser)));
+	ASSERT_EQ(1, read(done[0], &c, 1));
+	kill(reuser, SIGKILL);
+	waitpid(reuser, NULL, 0);
+	EXPECT_EQ(0, c) TH_LOG("ADD_TARGET of the reused pid was not -EPERM");
+}
+
+/*
+ * An unprivileged session stops following a child at an exec that gains
+ * privileges (a setuid-root program), and says so: an UNFOLLOWED record
+ * with DIAL9_UNFOLLOWED_EXEC, and nothing of the child unredacted after.
+ */
+TEST(setuid_exec_ends_following)
+{
+	static const char prog[] = "/tmp/d9-setuid-busybox";
+	struct dial9_target t = { .size = sizeof(t) };
+	struct d9_recs recs = { 0 };
+	int unfollowed = 0, before = 0, after = 0, st;
+	bool seen = false;
+	pid_t kid;
+	struct d9 d;
+
+	if (system("cp /bin/busybox /tmp/d9-setuid-busybox && "
+		   "chown 0:0 /tmp/d9-setuid-busybox && "
+		   "chmod 4755 /tmp/d9-setuid-busybox"))
+		SKIP(return, "cannot make a setuid program");
+	ASSERT_EQ(0, drop_privileges());
+	ASSERT_EQ(0, d9_open(&d));
+	t.pid = getpid();
+	t.flags = DIAL9_TARGET_CHILDREN;
+	ASSERT_EQ(0, d9_ioctl(d.fd, DIAL9_IOC_ADD_TARGET, &t));
+	ASSERT_EQ(0, d9_map(&d));
+	ASSERT_EQ(0, d9_enable(&d));
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid) {
+		/* followed: switches before the exec */
+		for (int i = 0; i < 20; i++)
+			usleep(1000);
+		execl(prog, "sh", "-c",
+		      "i=0; while [ $i -lt 20 ]; do usleep 1000; i=$((i+1)); done",
+		      (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(kid, waitpid(kid, &st, 0));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+	ASSERT_EQ(0, d9_disable(&d));
+	ASSERT_LT(0, d9_drain(&d, &recs));
+	{
+		const struct dial9_rec_header **v = d9_sorted(&recs);
+
+		ASSERT_NE(NULL, v);
+		for (size_t i = 0; i < recs.count; i++) {
+			const struct dial9_rec_switch *sw = (const void *)v[i];
+			const struct dial9_rec_unfollowed *uf = (const void *)v[i];
+			const struct dial9_rec_comm *cm = (const void *)v[i];
+
+			/* The exec renames the child first: the boundary too. */
+			if (v[i]->type == DIAL9_REC_COMM &&
+			    (pid_t)cm->tid == kid &&
+			    !strncmp(cm->comm, "d9-setuid", 9))
+				seen = true;
+			if (v[i]->type == DIAL9_REC_UNFOLLOWED &&
+			    (pid_t)uf->tgid == kid &&
+			    (v[i]->flags & DIAL9_UNFOLLOWED_EXEC)) {
+				unfollowed++;
+				EXPECT_EQ(getpid(), (pid_t)uf->parent_tgid);
+				seen = true;
+			}
+			if (v[i]->type != DIAL9_REC_SWITCH)
+				continue;
+			if ((pid_t)sw->prev_tgid == kid ||
+			    (pid_t)sw->next_tgid == kid)
+				*(seen ? &after : &before) += 1;
+		}
+		free(v);
+	}
+	unlink(prog);
+	TH_LOG("child %d: %d switches recorded before its setuid exec, %d after",
+	       kid, before, after);
+	EXPECT_EQ(1, unfollowed);
+	EXPECT_LE(5, before);
+	EXPECT_EQ(0, after);
+	d9_recs_free(&recs);
+	d9_close(&d);
+}
+
 TEST_HARNESS_MAIN

@@ -59,6 +59,7 @@
 #define DIAL9_FEAT_RUNQ_TOTALS	(1ULL << 5)	/* switch *_run_delay_ns, *_pcount */
 #define DIAL9_FEAT_UNFOLLOWED	(1ULL << 6)	/* UNFOLLOWED records */
 #define DIAL9_FEAT_IGNORE	(1ULL << 7)	/* DIAL9_IOC_IGNORE_THREAD */
+#define DIAL9_FEAT_EXEC_UNFOLLOW (1ULL << 8)	/* DIAL9_UNFOLLOWED_EXEC */
 
 /* Sizes of the data area of one CPU's ring. */
 #define DIAL9_RING_DEFAULT_SIZE	(256U * 1024)
@@ -345,7 +346,17 @@ struct dial9_rec_comm {
  * A process forked by a followed process, with DIAL9_TARGET_CHILDREN, that
  * the session could not follow (DIAL9_MAX_TARGETS): none of its records
  * will be written.  Written on the CPU that ran the fork.
+ *
+ * With DIAL9_UNFOLLOWED_EXEC in hdr.flags: a followed process (tgid; its
+ * parent in parent_tgid) that an unprivileged session stopped following
+ * because it exec'd a program that gains privileges (setuid, setgid or
+ * file capabilities: the exec's AT_SECURE), as perf stops at such an
+ * exec.  Its records up to the exec are in the rings, none after it;
+ * from then on it is a foreign process, redacted.  Written on the CPU
+ * that ran the exec.
  */
+#define DIAL9_UNFOLLOWED_EXEC	0x1
+
 struct dial9_rec_unfollowed {
 	struct dial9_rec_header hdr;
 	__u32 tgid;		/* the child */
