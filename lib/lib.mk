@@ -22,7 +22,7 @@ BINDIR ?= $(PREFIX)/bin
 LIB_FUZZ_SECS ?= 20
 FUZZ_SECS ?= 600
 
-LIB_VERSION := 0.1.0
+LIB_VERSION := $(DIAL9_VERSION)
 LIB_SOMAJOR := 0
 LIB_B := $(BUILD)/lib
 LIB_SRCS := $(wildcard lib/*.c)
@@ -64,11 +64,15 @@ $(LIB_A): $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
+# The pkg-config file for PREFIX, LIBDIR and INCLUDEDIR; Libs.private
+# are the libraries libdial9 itself links (pkg-config --static).
+LIB_PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+	-e 's|@LIBS_PRIVATE@|$(LIB_LDLIBS)|' lib/dial9.pc.in
+
 $(LIB_PC): lib/dial9.pc.in lib/lib.mk
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
-		$< > $@
+	$(LIB_PC_SED) > $@
 
 install-lib: lib tools
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
@@ -78,9 +82,7 @@ install-lib: lib tools
 		$(DESTDIR)$(LIBDIR)/libdial9.so.$(LIB_SOMAJOR)
 	ln -sf libdial9.so.$(LIB_SOMAJOR) $(DESTDIR)$(LIBDIR)/libdial9.so
 	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
-		lib/dial9.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/dial9.pc
+	$(LIB_PC_SED) > $(DESTDIR)$(LIBDIR)/pkgconfig/dial9.pc
 	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/dial9.pc
 	install -m 0644 lib/include/dial9.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 0755 $(BUILD)/tools/dial9 $(DESTDIR)$(BINDIR)/
