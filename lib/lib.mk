@@ -10,8 +10,7 @@
 #                     after make bench-product (bench-sched, bench-idle)
 #   make bench-idle   an idle recorder's CPU and wake-ups on the host
 #   make DIAL9_S3=0   library and CLI without S3 upload: no libcurl and no
-#                     libcrypto
-#   make install-lib  PREFIX=/usr/local DESTDIR=
+#                     libcrypto (packaging/packaging.mk installs them)
 #
 # CPPFLAGS, CFLAGS and LDFLAGS from the environment or the command line
 # (dpkg-buildflags' hardening, say) are added to the library and the CLI.
@@ -47,7 +46,7 @@ LIB_PC := $(LIB_B)/dial9.pc
 LIB_PIC_OBJS := $(patsubst lib/%.c,$(LIB_B)/pic/%.o,$(LIB_SRCS))
 LIB_OBJS := $(patsubst lib/%.c,$(LIB_B)/obj/%.o,$(LIB_SRCS))
 
-.PHONY: lib tools test-lib fuzz fuzz-build bench bench-idle install-lib lib-clean \
+.PHONY: lib tools test-lib fuzz fuzz-build bench bench-idle lib-clean \
 	s3-server FORCE
 
 all: lib $(if $(TOOL_SRCS),tools)
@@ -91,19 +90,6 @@ LIB_PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 $(LIB_PC): lib/dial9.pc.in lib/lib.mk $(LIB_CONF)
 	@mkdir -p $(dir $@)
 	$(LIB_PC_SED) > $@
-
-install-lib: lib tools
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
-		$(DESTDIR)$(BINDIR)
-	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
-	ln -sf libdial9.so.$(LIB_VERSION) \
-		$(DESTDIR)$(LIBDIR)/libdial9.so.$(LIB_SOMAJOR)
-	ln -sf libdial9.so.$(LIB_SOMAJOR) $(DESTDIR)$(LIBDIR)/libdial9.so
-	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
-	$(LIB_PC_SED) > $(DESTDIR)$(LIBDIR)/pkgconfig/dial9.pc
-	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/dial9.pc
-	install -m 0644 lib/include/dial9.h $(DESTDIR)$(INCLUDEDIR)/
-	install -m 0755 $(BUILD)/tools/dial9 $(DESTDIR)$(BINDIR)/
 
 # ---- the CLI: the public headers (<dial9.h>, <linux/dial9.h>) and the static
 # library; every tools/*.c is part of the one dial9 binary ------------------
