@@ -13,6 +13,7 @@
 #                       says it is installed
 #   make dkms-uninstall
 #   make install-udev   the udev rule and modules-load file (/etc)
+#   make deb            Debian packages in build/deb/ (debian/), lintian
 # docs/install.md says more.
 
 MANDIR ?= $(PREFIX)/share/man
@@ -23,7 +24,10 @@ DKMS_SRC := /usr/src/dial9-$(DIAL9_VERSION)
 # Makefile's own default, the cloud headers', is for the tests).
 DKMS_KVER := $(if $(filter command line environment override,$(origin KVER)),$(KVER),$(shell uname -r))
 
-.PHONY: install uninstall dkms-src dkms-install dkms-uninstall install-udev
+DEB_B := $(BUILD)/deb
+
+.PHONY: install uninstall dkms-src dkms-install dkms-uninstall install-udev \
+	deb
 
 # Relative to DESTDIR: what make install writes, and make uninstall removes.
 INSTALLED := $(LIBDIR)/libdial9.so.$(LIB_VERSION) \
@@ -72,3 +76,20 @@ dkms-uninstall:
 install-udev:
 	install -D -m 0644 packaging/60-dial9.rules $(DESTDIR)/etc/udev/rules.d/60-dial9.rules
 	install -D -m 0644 packaging/dial9.conf $(DESTDIR)/etc/modules-load.d/dial9.conf
+
+# ---- Debian packages ----------------------------------------------------------
+# dpkg-buildpackage in a copy of the tree (build/deb/dial9-VERSION), so
+# that nothing it makes lands in the tree or beside it; debian/changelog
+# is written there with DIAL9_VERSION, the one place the version is set.
+deb:
+	rm -rf $(DEB_B)
+	mkdir -p $(DEB_B)/dial9-$(DIAL9_VERSION)
+	packaging/copy-tree.sh $(DEB_B)/dial9-$(DIAL9_VERSION)
+	packaging/changelog.sh $(DIAL9_VERSION) \
+		>$(DEB_B)/dial9-$(DIAL9_VERSION)/debian/changelog
+	cd $(DEB_B)/dial9-$(DIAL9_VERSION) && \
+		DEB_BUILD_OPTIONS="parallel=$$(nproc) $$DEB_BUILD_OPTIONS" \
+		dpkg-buildpackage -b -us -uc
+	lintian --fail-on error \
+		$(DEB_B)/dial9_$(DIAL9_VERSION)_*.changes
+	@ls -1 $(DEB_B)/*.deb
