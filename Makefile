@@ -20,7 +20,7 @@ USER_CFLAGS := -std=gnu11 -O2 -g $(WARN) -Iuapi
 # Static binaries go into the VM's initramfs.
 HARNESS := $(CACHE)/linux-source/tools/testing/selftests
 
-TEST_TARGETS := test-kmod test-stock test-dkms check
+TEST_TARGETS := test-kmod test-stock test-dkms check test-packages
 
 .PHONY: all deps module examples test test-kmod test-stock test-dkms check demo clean \
 	bench-sched bench-product \

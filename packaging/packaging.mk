@@ -14,6 +14,8 @@
 #   make dkms-uninstall
 #   make install-udev   the udev rule and modules-load file (/etc)
 #   make deb            Debian packages in build/deb/ (debian/), lintian
+#   make test-packages  the packages installed, DKMS, linking, purge; make
+#                       install into a DESTDIR; the build without S3
 # docs/install.md says more.
 
 MANDIR ?= $(PREFIX)/share/man
@@ -25,9 +27,10 @@ DKMS_SRC := /usr/src/dial9-$(DIAL9_VERSION)
 DKMS_KVER := $(if $(filter command line environment override,$(origin KVER)),$(KVER),$(shell uname -r))
 
 DEB_B := $(BUILD)/deb
+PKG_T := $(BUILD)/tests/packaging
 
 .PHONY: install uninstall dkms-src dkms-install dkms-uninstall install-udev \
-	deb
+	deb test-packages
 
 # Relative to DESTDIR: what make install writes, and make uninstall removes.
 INSTALLED := $(LIBDIR)/libdial9.so.$(LIB_VERSION) \
@@ -93,3 +96,8 @@ deb:
 	lintian --fail-on error \
 		$(DEB_B)/dial9_$(DIAL9_VERSION)_*.changes
 	@ls -1 $(DEB_B)/*.deb
+
+# ---- tests ---------------------------------------------------------------------
+# Every step in tests/packaging/; about two minutes on two cores.
+test-packages: deps lib tools
+	tests/packaging/run.sh $(DIAL9_VERSION) $(PKG_T)
