@@ -1,7 +1,7 @@
 #!/bin/bash
 # make test-packages: the version in one place, make install into a
-# DESTDIR, the build without S3, the Debian packages (each script says
-# what it checks).  Needs root for the packages.
+# DESTDIR, the build without S3, make dkms-install, the Debian packages
+# (each script says what it checks).  Needs root for DKMS and packages.
 set -euo pipefail
 ver=$1 t=$2
 cd "$(dirname "$0")/../.."
@@ -20,5 +20,6 @@ ok "version $ver in the Makefile, dkms.conf, the module and <dial9.h>"
 
 tests/packaging/install.sh "$ver" "$t"
 tests/packaging/nos3.sh "$ver" "$t"
+tests/packaging/dkms.sh "$ver" "$t" "$(scripts/kver.sh)"
 tests/packaging/deb.sh "$ver" "$t" "$(scripts/kver.sh)"
 echo "test-packages: passed in $((SECONDS - start)) s"
