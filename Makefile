@@ -35,12 +35,11 @@ USER_CFLAGS := -std=gnu11 -O2 -g $(WARN) -Iuapi
 HARNESS := $(CACHE)/linux-source/tools/testing/selftests
 
 TEST_TARGETS := test-kmod test-stock test-dkms check \
-	test-kmod-6.12 test-stock-6.12 test-dkms-6.12 check-6.12
+	test-kmod-6.12 test-stock-6.12 test-dkms-6.12 check-6.12 test-packages
 
 .PHONY: all deps module examples test test-kmod test-stock test-dkms check demo clean \
 	bench-sched bench-product \
-	bench-e2e-vm \
-	dkms-install dkms-uninstall install-udev
+	bench-e2e-vm
 
 all: module examples
 
@@ -136,6 +135,8 @@ check: deps
 ifneq ($(wildcard lib/lib.mk),)
 include lib/lib.mk
 endif
+# make install, DKMS on this host, the Debian packages (packaging/packaging.mk).
+include packaging/packaging.mk
 
 $(BUILD)/tests/sched/%: tests/sched/%.c $(LIB_A) lib/include/dial9.h
 	@mkdir -p $(dir $@)
@@ -155,25 +156,6 @@ test: deps
 			pass=$$((pass + 1)); \
 		else echo "=== $$t: FAILED"; fail=$$((fail + 1)); fi; \
 	done; echo "make test: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
-
-# ---- fleet-host installation -------------------------------------------------
-DKMS_SRC := /usr/src/dial9-$(DIAL9_VERSION)
-
-dkms-install:
-	rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)
-	cp -r Kbuild dkms.conf kmod uapi $(DKMS_SRC)/
-	dkms add -m dial9 -v $(DIAL9_VERSION)
-	dkms build -m dial9 -v $(DIAL9_VERSION) -k $(KVER)
-	dkms install -m dial9 -v $(DIAL9_VERSION) -k $(KVER)
-
-dkms-uninstall:
-	-dkms remove -m dial9 -v $(DIAL9_VERSION) --all
-	rm -rf $(DKMS_SRC)
-
-install-udev:
-	install -D -m 0644 packaging/60-dial9.rules $(DESTDIR)/etc/udev/rules.d/60-dial9.rules
-	install -D -m 0644 packaging/dial9.conf $(DESTDIR)/etc/modules-load.d/dial9.conf
-	install -D -m 0755 uapi/linux/dial9.h $(DESTDIR)/usr/include/linux/dial9.h
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

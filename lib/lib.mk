@@ -9,7 +9,11 @@
 #   make bench        record cost, end to end, bytes (parts 3-5 of issue 6),
 #                     after make bench-product (bench-sched, bench-idle)
 #   make bench-idle   an idle recorder's CPU and wake-ups on the host
-#   make install-lib  PREFIX=/usr/local DESTDIR=
+#   make DIAL9_S3=0   library and CLI without S3 upload: no libcurl and no
+#                     libcrypto (packaging/packaging.mk installs them)
+#
+# CPPFLAGS, CFLAGS and LDFLAGS from the environment or the command line
+# (dpkg-buildflags' hardening, say) are added to the library and the CLI.
 
 CC ?= cc
 BUILD ?= build
@@ -22,14 +26,19 @@ BINDIR ?= $(PREFIX)/bin
 LIB_FUZZ_SECS ?= 20
 FUZZ_SECS ?= 600
 
-LIB_VERSION := 0.1.0
+LIB_VERSION := $(DIAL9_VERSION)
 LIB_SOMAJOR := 0
 LIB_B := $(BUILD)/lib
 LIB_SRCS := $(wildcard lib/*.c)
 LIB_HDRS := lib/include/dial9.h $(wildcard lib/*.h)
-LIB_CPPFLAGS := -D_GNU_SOURCE -Ilib/include -Ilib -Iuapi
+# S3 upload (libcurl, libcrypto) is in unless DIAL9_S3=0.  Objects and
+# the CLI are rebuilt when it changes ($(LIB_CONF)).
+DIAL9_S3 ?= 1
+override DIAL9_S3 := $(if $(filter 0 no,$(DIAL9_S3)),0,1)
+LIB_CPPFLAGS := -D_GNU_SOURCE -DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Ilib -Iuapi
 LIB_CFLAGS := -std=gnu11 -O2 -g $(WARN) -pthread
-LIB_LDLIBS := -luring -llz4 -lcurl -lcrypto -pthread
+LIB_LDLIBS := $(strip -luring -llz4 $(if $(filter 1,$(DIAL9_S3)),-lcurl -lcrypto) -pthread)
+LIB_CONF := $(LIB_B)/build-options
 
 LIB_SO := $(LIB_B)/libdial9.so.$(LIB_VERSION)
 LIB_A := $(LIB_B)/libdial9.a
@@ -37,24 +46,32 @@ LIB_PC := $(LIB_B)/dial9.pc
 LIB_PIC_OBJS := $(patsubst lib/%.c,$(LIB_B)/pic/%.o,$(LIB_SRCS))
 LIB_OBJS := $(patsubst lib/%.c,$(LIB_B)/obj/%.o,$(LIB_SRCS))
 
-.PHONY: lib tools test-lib fuzz fuzz-build bench bench-idle install-lib lib-clean \
-	s3-server
+.PHONY: lib tools test-lib fuzz fuzz-build bench bench-idle lib-clean \
+	s3-server FORCE
 
 all: lib $(if $(TOOL_SRCS),tools)
 TEST_TARGETS += test-lib
 
 lib: $(LIB_SO) $(LIB_A) $(LIB_PC)
 
-$(LIB_B)/pic/%.o: lib/%.c $(LIB_HDRS)
+# Rewritten only when an option changed, so that what depends on it is
+# rebuilt then and only then.
+$(LIB_CONF): FORCE
 	@mkdir -p $(dir $@)
-	$(CC) $(LIB_CPPFLAGS) $(LIB_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+	@echo 'DIAL9_S3=$(DIAL9_S3)' | cmp -s - $@ || echo 'DIAL9_S3=$(DIAL9_S3)' >$@
 
-$(LIB_B)/obj/%.o: lib/%.c $(LIB_HDRS)
+$(LIB_B)/pic/%.o: lib/%.c $(LIB_HDRS) $(LIB_CONF)
 	@mkdir -p $(dir $@)
-	$(CC) $(LIB_CPPFLAGS) $(LIB_CFLAGS) -fvisibility=hidden -c -o $@ $<
+	$(CC) $(LIB_CPPFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) $(CFLAGS) -fPIC \
+		-fvisibility=hidden -c -o $@ $<
+
+$(LIB_B)/obj/%.o: lib/%.c $(LIB_HDRS) $(LIB_CONF)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CPPFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) $(CFLAGS) \
+		-fvisibility=hidden -c -o $@ $<
 
 $(LIB_SO): $(LIB_PIC_OBJS) lib/libdial9.map
-	$(CC) -shared -Wl,-soname,libdial9.so.$(LIB_SOMAJOR) \
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libdial9.so.$(LIB_SOMAJOR) \
 		-Wl,--version-script=lib/libdial9.map -Wl,--no-undefined \
 		-o $@ $(LIB_PIC_OBJS) $(LIB_LDLIBS)
 	ln -sf libdial9.so.$(LIB_VERSION) $(LIB_B)/libdial9.so.$(LIB_SOMAJOR)
@@ -64,26 +81,15 @@ $(LIB_A): $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-$(LIB_PC): lib/dial9.pc.in lib/lib.mk
-	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
-		$< > $@
+# The pkg-config file for PREFIX, LIBDIR and INCLUDEDIR; Libs.private
+# are the libraries libdial9 itself links (pkg-config --static).
+LIB_PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+	-e 's|@LIBS_PRIVATE@|$(LIB_LDLIBS)|' lib/dial9.pc.in
 
-install-lib: lib tools
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
-		$(DESTDIR)$(BINDIR)
-	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
-	ln -sf libdial9.so.$(LIB_VERSION) \
-		$(DESTDIR)$(LIBDIR)/libdial9.so.$(LIB_SOMAJOR)
-	ln -sf libdial9.so.$(LIB_SOMAJOR) $(DESTDIR)$(LIBDIR)/libdial9.so
-	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
-		lib/dial9.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/dial9.pc
-	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/dial9.pc
-	install -m 0644 lib/include/dial9.h $(DESTDIR)$(INCLUDEDIR)/
-	install -m 0755 $(BUILD)/tools/dial9 $(DESTDIR)$(BINDIR)/
+$(LIB_PC): lib/dial9.pc.in lib/lib.mk $(LIB_CONF)
+	@mkdir -p $(dir $@)
+	$(LIB_PC_SED) > $@
 
 # ---- the CLI: the public headers (<dial9.h>, <linux/dial9.h>) and the static
 # library; every tools/*.c is part of the one dial9 binary ------------------
@@ -104,9 +110,11 @@ $(BUILD)/tools/report_html.c: tools/report.html
 	  echo 'const unsigned long dial9_report_html_len = sizeof(dial9_report_html) - 1;'; \
 	} > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/tools/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) lib/include/dial9.h $(LIB_A)
+$(BUILD)/tools/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) lib/include/dial9.h \
+		$(LIB_A) $(LIB_CONF)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -Ilib/include -Iuapi \
+	$(CC) $(CPPFLAGS) -std=gnu11 -O2 -g $(WARN) $(CFLAGS) $(LDFLAGS) \
+		-D_GNU_SOURCE -DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Iuapi \
 		-o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
 
 # ---- tests -------------------------------------------------------------------
@@ -162,10 +170,12 @@ test-lib: lib $(if $(TOOL_SRCS),tools) $(LIB_TEST_BINS) fuzz-build s3-server
 TOOLS_T := $(BUILD)/tests/tools
 TEST_TARGETS += test-tools
 
-$(TOOLS_T)/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) lib/include/dial9.h $(LIB_A)
+$(TOOLS_T)/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) lib/include/dial9.h \
+		$(LIB_A) $(LIB_CONF)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g $(WARN) $(ASAN_FLAGS) -D_GNU_SOURCE -Ilib/include \
-		-Iuapi -o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
+	$(CC) -std=gnu11 -O1 -g $(WARN) $(ASAN_FLAGS) -D_GNU_SOURCE \
+		-DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Iuapi -o $@ $(TOOL_SRCS) \
+		$(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
 
 $(TOOLS_T)/mktrace: tests/tools/mktrace.c lib/include/dial9.h $(LIB_A)
 	@mkdir -p $(dir $@)

@@ -5,15 +5,18 @@
  * place), URI encoding as SigV4 wants it, the payload hash, and which
  * failures are worth a retry. The transfers are in worker.c.
  */
-#include <curl/curl.h>
 #include <errno.h>
-#include <openssl/evp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "worker.h"
+
+#if DIAL9_S3
+#include <curl/curl.h>
+#include <openssl/evp.h>
+#endif
 
 /* Hive's path escaping of a partition value: these and control
  * characters become %XX, so a value never adds a path level or an '='. */
@@ -78,6 +81,7 @@ int d9_s3_uri_encode(const char *s, bool keep_slash, char *buf, size_t len)
 	return 0;
 }
 
+#if DIAL9_S3
 enum d9_s3_outcome d9_s3_classify(int curl_result, long status)
 {
 	switch (curl_result) {
@@ -112,3 +116,4 @@ int d9_sha256_hex(const void *in, size_t n, char hex[65])
 		snprintf(hex + 2 * i, 3, "%02x", md[i]);
 	return 0;
 }
+#endif /* DIAL9_S3 */

@@ -15,7 +15,6 @@
  * logged at most every LOG_EVERY_NS, and retried with exponential
  * backoff and jitter (transient) or left on disk (terminal).
  */
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
@@ -34,6 +33,10 @@
 
 #include "internal.h"
 #include "worker.h"
+
+#if DIAL9_S3
+#include <curl/curl.h>
+#endif
 
 #define RING_DEPTH 256
 #define NO_DEADLINE UINT64_MAX
@@ -77,8 +80,10 @@ struct job {
 	unsigned int attempts;
 	uint64_t retry_at;
 	bool probe; /* the one attempt of a half-open circuit breaker */
+#if DIAL9_S3
 	CURL *easy;
 	struct curl_slist *hdrs;
+#endif
 	char *url;
 	char resp[256]; /* the start of an error response, for the log */
 	size_t resp_len;
@@ -129,7 +134,9 @@ static void dump_cv_init(void)
 struct sock {
 	struct op op;
 	struct sock *next_dead;
+#if DIAL9_S3
 	curl_socket_t fd;
+#endif
 	unsigned int want, armed_mask;
 	bool armed, dead, removing;
 };
@@ -162,7 +169,9 @@ struct d9_worker {
 	bool ring_ok;
 	void (*on_thread)(void *ctx);	/* first thing the thread does */
 	void *on_thread_ctx;
+#if DIAL9_S3
 	CURLM *multi;
+#endif
 	struct job *active, *active_tail;
 	unsigned int nactive;
 	struct sock *dead;
@@ -244,6 +253,7 @@ static void wake(struct d9_worker *wk)
 		(void)0; /* the counter is already non-zero */
 }
 
+#if DIAL9_S3
 /* ---- curl's sockets, polled through the ring ---- */
 
 static void sock_arm(struct d9_worker *wk, struct sock *sk)
@@ -341,6 +351,7 @@ static void sock_event(struct d9_worker *wk, struct sock *sk, int res)
 	if (!sk->dead && sk->want && !sk->armed)
 		sock_arm(wk, sk);
 }
+#endif /* DIAL9_S3 */
 
 /* ---- jobs ---- */
 
@@ -350,9 +361,11 @@ static void job_free(struct job *j)
 		return;
 	if (j->fd >= 0)
 		close(j->fd);
+#if DIAL9_S3
 	if (j->easy)
 		curl_easy_cleanup(j->easy);
 	curl_slist_free_all(j->hdrs);
+#endif
 	free(j->url);
 	free(j->key);
 	if (j->data != j->raw)
@@ -690,6 +703,7 @@ static void fsync_done(struct d9_worker *wk, struct job *j, int res)
 }
 
 /* ---- S3 ---- */
+#if DIAL9_S3
 
 static size_t sink(char *p, size_t size, size_t n, void *arg)
 {
@@ -935,6 +949,13 @@ static void reap_curl(struct d9_worker *wk)
 			s3_done(wk, j, m->data.result);
 	}
 }
+#else
+/* Never reached: d9_worker_new() refuses DIAL9_PIPE_S3 in this build. */
+static void s3_start(struct d9_worker *wk, struct job *j)
+{
+	job_fail(wk, j, -EOPNOTSUPP, "S3 upload is not in this build");
+}
+#endif /* DIAL9_S3 */
 
 /* ---- the steps ---- */
 
@@ -1051,9 +1072,11 @@ static void handle_cqe(struct d9_worker *wk, struct io_uring_cqe *cqe)
 	case OP_WAKE:
 		arm_wake(wk);
 		break;
+#if DIAL9_S3
 	case OP_SOCK:
 		sock_event(wk, op->owner, res);
 		break;
+#endif
 	case OP_READ:
 		read_done(wk, op->owner, res);
 		break;
@@ -1124,10 +1147,12 @@ static void abandon(struct d9_worker *wk)
 	struct job *j;
 
 	for (j = wk->active; j; j = j->next) {
+#if DIAL9_S3
 		if (j->state == J_UPLOADING) {
 			curl_multi_remove_handle(wk->multi, j->easy);
 			j->state = J_WAIT;
 		}
+#endif
 	}
 	/* reads and writes in flight complete before their buffers go */
 	for (;;) {
@@ -1198,6 +1223,7 @@ static void *worker_main(void *arg)
 		admit(wk);
 		progress(wk, now);
 		wait_events(wk, next_deadline(wk, stopping ? deadline : 0));
+#if DIAL9_S3
 		if (wk->curl_deadline != NO_DEADLINE &&
 		    now_ns() >= wk->curl_deadline) {
 			int running;
@@ -1207,6 +1233,7 @@ static void *worker_main(void *arg)
 						 &running);
 		}
 		reap_curl(wk);
+#endif
 		free_dead(wk);
 	}
 	abandon(wk);
@@ -1215,11 +1242,13 @@ static void *worker_main(void *arg)
 
 /* ---- lifecycle ---- */
 
+#if DIAL9_S3
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static void curl_init_once(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 }
+#endif
 
 static char *dup_or_null(const char *s)
 {
@@ -1237,8 +1266,10 @@ void d9_worker_free(struct d9_worker *wk)
 		wk->qhead = j->next;
 		job_free(j);
 	}
+#if DIAL9_S3
 	if (wk->multi)
 		curl_multi_cleanup(wk->multi);
+#endif
 	if (wk->ring_ok)
 		io_uring_queue_exit(&wk->ring);
 	if (wk->efd >= 0)
@@ -1273,6 +1304,12 @@ int d9_worker_new(struct d9_worker **out, const struct dial9_config *cfg)
 		return -EINVAL;
 	if ((p & DIAL9_PIPE_S3) && (!cfg->s3_bucket || !*cfg->s3_bucket))
 		return -EINVAL;
+	if ((p & DIAL9_PIPE_S3) && !DIAL9_S3) {
+		d9_log("S3 upload (bucket \"%s\") is not in this libdial9: it "
+		       "was built without it (make DIAL9_S3=0); nothing is "
+		       "recorded", cfg->s3_bucket);
+		return -EOPNOTSUPP;
+	}
 	wk = calloc(1, sizeof(*wk));
 	if (!wk)
 		return -ENOMEM;
@@ -1334,7 +1371,9 @@ int d9_worker_new(struct d9_worker **out, const struct dial9_config *cfg)
 				memmove(s, s + 1, strlen(s));
 		}
 		snprintf(wk->sigv4, sizeof(wk->sigv4), "aws:amz:%s:s3", wk->region);
+#if DIAL9_S3
 		pthread_once(&curl_once, curl_init_once);
+#endif
 	}
 	*out = wk;
 	return 0;
@@ -1370,6 +1409,7 @@ int d9_worker_start(struct d9_worker *wk, struct d9_segw *w,
 		return ret;
 	}
 	wk->ring_ok = true;
+#if DIAL9_S3
 	if (wk->bucket) {
 		wk->multi = curl_multi_init();
 		if (!wk->multi)
@@ -1379,6 +1419,7 @@ int d9_worker_start(struct d9_worker *wk, struct d9_segw *w,
 		curl_multi_setopt(wk->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
 		curl_multi_setopt(wk->multi, CURLMOPT_TIMERDATA, wk);
 	}
+#endif
 	ret = -pthread_create(&wk->thread, NULL, worker_main, wk);
 	if (ret)
 		return ret;

@@ -11,6 +11,12 @@
 
 #include "dial9.h"
 
+/* S3 upload (libcurl, libcrypto) is in the library unless it is built
+ * with make DIAL9_S3=0 (lib/lib.mk passes -DDIAL9_S3=0). */
+#ifndef DIAL9_S3
+#define DIAL9_S3 1
+#endif
+
 struct d9_worker;
 struct d9_segw;
 
@@ -109,9 +115,11 @@ int d9_s3_key(const struct d9_s3_target *t, char *buf, size_t len);
 int d9_s3_uri_encode(const char *s, bool keep_slash, char *buf, size_t len);
 /* What to do after an attempt. */
 enum d9_s3_outcome { D9_S3_OK, D9_S3_RETRY, D9_S3_TERMINAL };
+#if DIAL9_S3
 /* curl result and HTTP status (0 if none) -> outcome. */
 enum d9_s3_outcome d9_s3_classify(int curl_result, long http_status);
 /* Lowercase hex SHA-256 of in[0..n) into hex[65]. */
 int d9_sha256_hex(const void *in, size_t n, char hex[65]);
+#endif
 
 #endif /* DIAL9_WORKER_H */

@@ -4,12 +4,14 @@
 set -eu
 
 PKGS="build-essential pkg-config clang llvm libclang-rt-14-dev
-liburing-dev libelf-dev liblz4-dev lz4 libcurl4-openssl-dev libcmocka-dev
+liburing-dev libelf-dev liblz4-dev lz4 libcurl4-openssl-dev libssl-dev
+libcmocka-dev
 liblttng-ust-dev lttng-tools
 dkms kmod sparse qemu-system-x86 busybox-static cpio xz-utils
 linux-headers-cloud-amd64 linux-source-6.1
 nodejs chromium
-linux-perf trace-cmd bpftrace rt-tests stress-ng"
+linux-perf trace-cmd bpftrace rt-tests stress-ng
+debhelper dh-dkms lintian adduser"
 
 missing=""
 for p in $PKGS; do

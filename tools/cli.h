@@ -9,6 +9,12 @@
 
 #include "dial9.h"
 
+/* dial9 ls and fetch talk to S3 through libcurl, unless the command is
+ * built with make DIAL9_S3=0 (lib/lib.mk passes -DDIAL9_S3=0). */
+#ifndef DIAL9_S3
+#define DIAL9_S3 1
+#endif
+
 /* A trace file mapped into memory. */
 struct cli_file {
 	char *path;

@@ -56,7 +56,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("dial9 %s\n", DIAL9_VERSION_STRING);
+		printf("dial9 %s%s\n", DIAL9_VERSION_STRING,
+		       DIAL9_S3 ? "" : " (without S3)");
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
