@@ -47,13 +47,13 @@ has "dial9 $ver is already installed for $kver" "$t/dkms-again.log" ||
 [ "$(stat -c %Y "$(ko)")" = "$before" ] || fail "a second run rebuilt the module"
 ok "a second make dkms-install says it is installed and changes nothing"
 
-echo "/* changed */" >>/usr/src/dial9-"$ver"/kmod/main.c
+echo "/* dial9-test-packages: changed */" >>/usr/src/dial9-"$ver"/kmod/main.c
 make --no-print-directory dkms-install KVER="$kver" >"$t/dkms-upgrade.log" 2>&1 ||
 	fail "make dkms-install after a change: $(tail -5 "$t/dkms-upgrade.log")"
 has "the source of dial9 $ver changed; upgrading" "$t/dkms-upgrade.log" ||
 	fail "no upgrade: $(cat "$t/dkms-upgrade.log")"
 installed_for || fail "not installed after the upgrade: $(dkms status)"
-! has 'changed' /usr/src/dial9-"$ver"/kmod/main.c || fail "the old source stayed"
+! has 'dial9-test-packages: changed' /usr/src/dial9-"$ver"/kmod/main.c || fail "the old source stayed"
 ok "a changed source: make dkms-install upgrades in place"
 
 make --no-print-directory dkms-uninstall >>"$t/dkms.log" 2>&1 || fail "make dkms-uninstall"
