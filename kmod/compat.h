@@ -15,11 +15,23 @@ static inline void dial9_vm_flags_clear(struct vm_area_struct *vma,
 {
 	vma->vm_flags &= ~flags;
 }
+
+static inline void dial9_vm_flags_set(struct vm_area_struct *vma,
+				      vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
 #else
 static inline void dial9_vm_flags_clear(struct vm_area_struct *vma,
 					vm_flags_t flags)
 {
 	vm_flags_clear(vma, flags);
+}
+
+static inline void dial9_vm_flags_set(struct vm_area_struct *vma,
+				      vm_flags_t flags)
+{
+	vm_flags_set(vma, flags);
 }
 #endif
 

@@ -12,9 +12,11 @@
 #include <linux/wait.h>
 #include <linux/irq_work.h>
 #include <linux/atomic.h>
+#include <linux/uidgid.h>
 #include <linux/dial9.h>
 
 struct task_struct;
+struct vm_area_struct;
 
 /*
  * One CPU's ring of one session.  Only that CPU writes it, with interrupts
@@ -61,6 +63,8 @@ struct dial9_session {
 	u32 ring_size;
 	pid_t owner_tgid;
 	u64 owner_start;		/* its leader's start_time */
+	kuid_t uid;			/* the opener's, for quota.c */
+	u64 charged;			/* ring bytes charged to it */
 
 	struct dial9_targets *targets;	/* processes followed (targets.c) */
 	atomic64_t targets_dropped;
@@ -76,6 +80,7 @@ struct dial9_session {
 /* ring.c */
 struct dial9_ring *dial9_ring_alloc(u32 size, int cpu);
 void dial9_ring_free(struct dial9_ring *r);
+int dial9_ring_map(struct vm_area_struct *vma, void *area);
 void *dial9_ring_reserve(struct dial9_ring *r, u16 type, u32 size,
 			 u64 time_ns);
 bool dial9_ring_commit(struct dial9_ring *r);
@@ -83,9 +88,14 @@ bool dial9_ring_readable(struct dial9_ring *r);
 
 /* probes.c */
 int dial9_probes_init(void);
+void dial9_probes_exit(void);
 int dial9_session_enable(struct dial9_session *s);
 void dial9_session_disable(struct dial9_session *s);
 void dial9_emit_comms(struct dial9_session *s, pid_t tgid);
+
+/* quota.c */
+int dial9_quota_charge(struct dial9_session *s, u64 bytes);
+void dial9_quota_uncharge(struct dial9_session *s);
 
 /* targets.c */
 struct dial9_targets *dial9_targets_alloc(void);

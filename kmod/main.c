@@ -43,13 +43,20 @@ static void dial9_rings_free(struct dial9_session *s)
 	kfree(s->rings);
 }
 
-/* Allocate the rings on first use.  Caller holds s->lock. */
+/*
+ * Allocate the rings on first use, charged to the opener's user (quota.c):
+ * -EDQUOT past its limit.  Caller holds s->lock.
+ */
 static int dial9_rings_ready(struct dial9_session *s)
 {
-	int cpu;
+	int cpu, ret;
 
 	if (s->rings_ready)
 		return 0;
+	ret = dial9_quota_charge(s, (u64)num_possible_cpus() *
+				 (s->ring_size + PAGE_SIZE));
+	if (ret)
+		return ret;
 	for_each_possible_cpu(cpu) {
 		s->rings[cpu] = dial9_ring_alloc(s->ring_size, cpu);
 		if (!s->rings[cpu])
@@ -64,6 +71,7 @@ out_free:
 		dial9_ring_free(s->rings[cpu]);
 		s->rings[cpu] = NULL;
 	}
+	dial9_quota_uncharge(s);
 	return -ENOMEM;
 }
 
@@ -87,6 +95,7 @@ static int dial9_open(struct inode *inode, struct file *file)
 	init_waitqueue_head(&s->wq);
 	init_irq_work(&s->wakeup, dial9_wakeup_fn);
 	s->privileged = perfmon_capable();
+	s->uid = current_uid();
 	s->owner_tgid = task_tgid_nr(current);
 	s->owner_start = dial9_process_start(current);
 	s->events = DIAL9_EV_DEFAULT;
@@ -105,6 +114,7 @@ static int dial9_release(struct inode *inode, struct file *file)
 	dial9_session_disable(s);
 	mutex_unlock(&s->lock);
 	dial9_rings_free(s);
+	dial9_quota_uncharge(s);
 	dial9_targets_free(s->targets);
 	mutex_destroy(&s->lock);
 	kfree(s);
@@ -368,11 +378,11 @@ static int dial9_mmap(struct file *file, struct vm_area_struct *vma)
 		if (vma->vm_flags & VM_WRITE)
 			goto out_unlock;
 		dial9_vm_flags_clear(vma, VM_MAYWRITE);
-		ret = remap_vmalloc_range(vma, r->data, 0);
+		ret = dial9_ring_map(vma, r->data);
 	} else {
 		if (len != PAGE_SIZE)
 			goto out_unlock;
-		ret = remap_vmalloc_range(vma, r->ctrl, 0);
+		ret = dial9_ring_map(vma, r->ctrl);
 	}
 out_unlock:
 	mutex_unlock(&s->lock);
@@ -432,6 +442,7 @@ static int __init dial9_init(void)
 static void __exit dial9_exit(void)
 {
 	misc_deregister(&dial9_misc);
+	dial9_probes_exit();
 }
 
 module_init(dial9_init);

@@ -20,12 +20,23 @@
 #include <linux/pid.h>
 #include <linux/preempt.h>
 #include <linux/binfmts.h>
+#include <linux/workqueue.h>
 #include "dial9_core.h"
 #include "compat.h"
 
 static DEFINE_MUTEX(dial9_reg_lock);	/* sessions list and registration */
 static LIST_HEAD(dial9_sessions);	/* enabled sessions, RCU */
 static unsigned int dial9_nr_enabled;
+
+/*
+ * The tracepoints stay attached for this long after the last session
+ * stops: attaching and detaching patch the kernel's text (static keys),
+ * so sessions that come and go, however fast, make at most one attach
+ * and one detach a second.  Meanwhile the probes find no session.
+ */
+#define DIAL9_DETACH_DELAY	HZ
+static void dial9_detach_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(dial9_detach_work, dial9_detach_fn);
 
 static __always_inline bool dial9_match(const struct dial9_session *s,
 					const struct task_struct *p)
@@ -455,6 +466,7 @@ int dial9_probes_init(void)
 
 static void dial9_probes_unregister(void)
 {
+	bool any = false;
 	int i;
 
 	for (i = ARRAY_SIZE(dial9_tps) - 1; i >= 0; i--) {
@@ -463,9 +475,11 @@ static void dial9_probes_unregister(void)
 		tracepoint_probe_unregister(dial9_tps[i].tp,
 					    dial9_tps[i].probe, NULL);
 		dial9_tps[i].registered = false;
+		any = true;
 	}
 	/* No probe runs, or can still see a session, after this. */
-	tracepoint_synchronize_unregister();
+	if (any)
+		tracepoint_synchronize_unregister();
 }
 
 /* Attach the tracepoints @events need that are not attached yet. */
@@ -525,9 +539,25 @@ void dial9_session_disable(struct dial9_session *s)
 	list_del_rcu(&s->node);
 	s->enabled = false;
 	if (!--dial9_nr_enabled)
-		dial9_probes_unregister();
-	else
-		synchronize_rcu();
+		mod_delayed_work(system_wq, &dial9_detach_work,
+				 DIAL9_DETACH_DELAY);
+	/* A probe that found the session is done with it after this. */
+	synchronize_rcu();
 	mutex_unlock(&dial9_reg_lock);
 	irq_work_sync(&s->wakeup);
+}
+
+static void dial9_detach_fn(struct work_struct *work)
+{
+	mutex_lock(&dial9_reg_lock);
+	if (!dial9_nr_enabled)
+		dial9_probes_unregister();
+	mutex_unlock(&dial9_reg_lock);
+}
+
+/* Module exit: no session is left (each holds the module). */
+void dial9_probes_exit(void)
+{
+	cancel_delayed_work_sync(&dial9_detach_work);
+	dial9_probes_unregister();
 }

@@ -16,6 +16,7 @@
 #include <linux/string.h>
 #include <linux/build_bug.h>
 #include "dial9_core.h"
+#include "compat.h"
 
 static_assert(sizeof(struct dial9_rec_header) == 16);
 static_assert(sizeof(struct dial9_rec_lost) == 24);
@@ -42,9 +43,9 @@ struct dial9_ring *dial9_ring_alloc(u32 size, int cpu)
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
 		return NULL;
-	/* vmalloc_user: zeroed, and flagged VM_USERMAP for remap_vmalloc_range */
-	r->ctrl = vmalloc_user(PAGE_SIZE);
-	r->data = vmalloc_user(size);
+	/* Zeroed, and charged to the opener's memory cgroup. */
+	r->ctrl = __vmalloc(PAGE_SIZE, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	r->data = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!r->ctrl || !r->data) {
 		dial9_ring_free(r);
 		return NULL;
@@ -57,6 +58,26 @@ struct dial9_ring *dial9_ring_alloc(u32 size, int cpu)
 	r->ctrl->abi_version = DIAL9_ABI_VERSION;
 	r->woken_tail = U64_MAX;
 	return r;
+}
+
+/*
+ * Map @area (the ring's control page or its data, the whole of it) into
+ * @vma, page by page, as remap_vmalloc_range() does for vmalloc_user()
+ * memory (which cannot be charged to a cgroup).  Under the mmap lock.
+ */
+int dial9_ring_map(struct vm_area_struct *vma, void *area)
+{
+	unsigned long addr;
+	int ret;
+
+	for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE) {
+		ret = vm_insert_page(vma, addr, vmalloc_to_page(area));
+		if (ret)
+			return ret;
+		area += PAGE_SIZE;
+	}
+	dial9_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	return 0;
 }
 
 void dial9_ring_free(struct dial9_ring *r)

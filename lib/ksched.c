@@ -230,24 +230,45 @@ static int ksched_open_backend(struct dial9_ksched **out,
 	k->kick_fd = -1;
 	k->page = sysconf(_SC_PAGESIZE);
 	if (!o->no_module) {
-		ret = ksched_module_open(k, o);
-		if (!ret) {
-			*out = k;
-			return 0;
+		struct dial9_ksched_opts mo = *o;
+
+		/*
+		 * Past the module's ring memory limit of an unprivileged user
+		 * (-EDQUOT), smaller rings: halved down to 64 KiB, and said.
+		 */
+		for (;;) {
+			ret = ksched_module_open(k, &mo);
+			if (!ret) {
+				if (mo.ring_size != o->ring_size)
+					snprintf(k->reason, sizeof(k->reason),
+						 "rings of %u KiB per CPU, not %u: the most dial9.ko's per-user limit (its user_ring_kb) left",
+						 mo.ring_size >> 10,
+						 o->ring_size ? o->ring_size >> 10 :
+						 DIAL9_RING_DEFAULT_SIZE >> 10);
+				*out = k;
+				return 0;
+			}
+			str_append(modwhy, sizeof(modwhy), k->reason, true);
+			ksched_module_close(k);
+			for (unsigned int i = 0; k->q && i < k->ncpu; i++)
+				free(k->q[i].buf);
+			free(k->ctrl);
+			free(k->data);
+			free(k->q);
+			free(k->lost_seen);
+			k->ctrl = NULL;
+			k->data = NULL;
+			k->q = NULL;
+			k->lost_seen = NULL;
+			k->ncpu = 0;
+			if (ret != -EDQUOT)
+				break;
+			if (!mo.ring_size)
+				mo.ring_size = DIAL9_RING_DEFAULT_SIZE;
+			if (mo.ring_size <= 64 << 10)
+				break;
+			mo.ring_size /= 2;
 		}
-		str_append(modwhy, sizeof(modwhy), k->reason, true);
-		ksched_module_close(k);
-		for (unsigned int i = 0; k->q && i < k->ncpu; i++)
-			free(k->q[i].buf);
-		free(k->ctrl);
-		free(k->data);
-		free(k->q);
-		free(k->lost_seen);
-		k->ctrl = NULL;
-		k->data = NULL;
-		k->q = NULL;
-		k->lost_seen = NULL;
-		k->ncpu = 0;
 	} else {
 		snprintf(modwhy, sizeof(modwhy), "module not requested");
 	}

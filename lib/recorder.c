@@ -517,8 +517,9 @@ static void ksched_open(struct recorder *r)
 	strncat(r->sched_note, dial9_ksched_fallback_reason(r->ks),
 		sizeof(r->sched_note) - 1);
 	if (r->sched_note[0])
-		d9_log("scheduler events from %s, not dial9.ko: %s",
-		       r->sched_backend, r->sched_note);
+		d9_log("scheduler events from %s%s: %s", r->sched_backend,
+		       strcmp(r->sched_backend, "dial9.ko") ? ", not dial9.ko" :
+		       "", r->sched_note);
 }
 
 /* Keep a few pre-faulted buffers ready so threads need not map any. */

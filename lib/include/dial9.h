@@ -501,7 +501,10 @@ int dial9_ksched_open(struct dial9_ksched **out,
 void dial9_ksched_close(struct dial9_ksched *k);
 /* "dial9.ko", "perf" or "schedstat". */
 const char *dial9_ksched_backend(const struct dial9_ksched *k);
-/* Why the module was not used ("" if it was). */
+/*
+ * Why the module was not used ("" if it was), or, with dial9.ko, what it
+ * gave less of than asked (rings halved by its per-user limit).
+ */
 const char *dial9_ksched_fallback_reason(const struct dial9_ksched *k);
 /* A descriptor that polls readable when records wait. */
 int dial9_ksched_fd(const struct dial9_ksched *k);

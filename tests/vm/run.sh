@@ -67,6 +67,12 @@ echo "root:x:0:0:root:/:/bin/sh" >"$root/etc/passwd"
 echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$root/etc/passwd"
 names=""
 for t in $tests; do
+	# One directory in the guest: a second test of the same name would
+	# silently replace the first.
+	if [ -e "$root/tests/$(basename "$t")" ]; then
+		echo "run.sh: two tests named $(basename "$t")" >&2
+		exit 2
+	fi
 	cp "$t" "$root/tests/"
 	names="$names $(basename "$t")"
 done

@@ -18,6 +18,11 @@
  *   ioctl(fd, DIAL9_IOC_ENABLE, 0);
  *   loop: poll(fd, POLLIN); for each cpu: read records in [tail, head)
  *
+ * The first mmap() (or ENABLE) allocates every CPU's ring, charged to the
+ * caller's memory cgroup; for a session without CAP_PERFMON it fails with
+ * EDQUOT when its user's sessions would hold more than the module's
+ * user_ring_kb parameter (KiB) of rings: try smaller rings.
+ *
  * Ring protocol.  head and tail are free-running byte counters; the offset
  * of a position in the data area is (pos & (data_size - 1)).  The kernel
  * writes records, then publishes head with release semantics.  The reader
