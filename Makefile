@@ -37,7 +37,7 @@ HARNESS := $(CACHE)/linux-source/tools/testing/selftests
 TEST_TARGETS := test-kmod test-stock test-dkms check \
 	test-kmod-6.12 test-stock-6.12 test-dkms-6.12 check-6.12 test-packages
 
-.PHONY: all deps module examples test test-kmod test-stock test-dkms check demo clean \
+.PHONY: all deps module examples test test-kmod test-stock test-dkms check demo clean fuzz-kmod \
 	bench-sched bench-product \
 	bench-e2e-vm
 
@@ -95,6 +95,18 @@ test-kmod: deps vm-payload
 	tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) \
 		--tests "$(KTESTS) $(SCHED_TESTS)" --file $(VM_DIAL9) \
 		--example $(BUILD)/examples/dial9-read --out $(BUILD)/vm$(VMSUF)
+
+# The ABI fuzzer (tests/kmod/fuzz_test.c) runs in test-kmod for 8 s per
+# privilege after its kept seeds; this runs it FUZZ_KMOD_BOOTS more
+# times, 40 s per privilege each, with fresh seeds (printed).
+FUZZ_KMOD_BOOTS ?= 5
+fuzz-kmod: deps module $(BUILD)/tests/kmod/fuzz_test $(BUILD)/tests/vm/exit
+	@set -o pipefail; for i in $$(seq $(FUZZ_KMOD_BOOTS)); do \
+		tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) \
+			--tests "$(BUILD)/tests/kmod/fuzz_test" --append d9_fuzz_secs=40 \
+			--out $(BUILD)/vm-fuzz$(VMSUF) | grep -E '^# (seed|FINDING|HANG)|^vm:' \
+			|| exit 1; \
+	done
 
 # Stock workloads from Debian (rt-tests' hackbench in process and thread
 # mode, stress-ng with more runnable tasks than CPUs) recorded by

@@ -61,21 +61,60 @@ struct dial9_ring *dial9_ring_alloc(u32 size, int cpu)
 }
 
 /*
- * Map @area (the ring's control page or its data, the whole of it) into
- * @vma, page by page, as remap_vmalloc_range() does for vmalloc_user()
- * memory (which cannot be charged to a cgroup).  Under the mmap lock.
+ * The page of a ring's mapping at @vmf, found when it is first touched
+ * (and again after madvise(MADV_DONTNEED) dropped it), as perf's rings
+ * are.  The mapping's offset (DIAL9_MMAP_*) has its low 32 bits zero, so
+ * those of the page offset are the page's index in the area, also in a
+ * mapping that munmap() split or mremap() moved.  The vma holds the file,
+ * so the session and its rings outlive it.
  */
-int dial9_ring_map(struct vm_area_struct *vma, void *area)
+static vm_fault_t dial9_ring_fault(struct vm_fault *vmf, void *area,
+				   u32 size)
 {
-	unsigned long addr;
-	int ret;
+	unsigned long i = vmf->pgoff & ((1UL << (32 - PAGE_SHIFT)) - 1);
+	struct page *page;
 
-	for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE) {
-		ret = vm_insert_page(vma, addr, vmalloc_to_page(area));
-		if (ret)
-			return ret;
-		area += PAGE_SIZE;
-	}
+	if (i >= size >> PAGE_SHIFT)
+		return VM_FAULT_SIGBUS;
+	page = vmalloc_to_page(area + (i << PAGE_SHIFT));
+	get_page(page);
+	vmf->page = page;
+	return 0;
+}
+
+static vm_fault_t dial9_ctrl_fault(struct vm_fault *vmf)
+{
+	struct dial9_ring *r = vmf->vma->vm_private_data;
+
+	return dial9_ring_fault(vmf, r->ctrl, PAGE_SIZE);
+}
+
+static vm_fault_t dial9_data_fault(struct vm_fault *vmf)
+{
+	struct dial9_ring *r = vmf->vma->vm_private_data;
+
+	return dial9_ring_fault(vmf, r->data, r->size);
+}
+
+static const struct vm_operations_struct dial9_ctrl_vm_ops = {
+	.fault = dial9_ctrl_fault,
+};
+
+static const struct vm_operations_struct dial9_data_vm_ops = {
+	.fault = dial9_data_fault,
+};
+
+/*
+ * Map @r's control page or (@data) its data area into @vma, whose length
+ * the caller checked.  Pages come in on first touch.  The rings are
+ * vmalloc memory charged to a cgroup, which remap_vmalloc_range() does
+ * not take (it wants vmalloc_user()'s VM_USERMAP).
+ */
+int dial9_ring_map(struct vm_area_struct *vma, struct dial9_ring *r,
+		   bool data)
+{
+	vma->vm_ops = data ? &dial9_data_vm_ops : &dial9_ctrl_vm_ops;
+	vma->vm_private_data = r;
 	dial9_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	return 0;
 }

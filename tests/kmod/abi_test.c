@@ -158,6 +158,18 @@ TEST_F(session, data_pages_are_read_only)
 	EXPECT_EQ(64, self->d.ctrl[0]->watermark);
 }
 
+/* Dropped pages of a mapping come back on the next touch, as they were. */
+TEST_F(session, mappings_survive_madvise_dontneed)
+{
+	ASSERT_EQ(0, d9_map(&self->d));
+	self->d.ctrl[0]->watermark = 4096;
+	ASSERT_EQ(0, madvise(self->d.ctrl[0], self->d.page, MADV_DONTNEED));
+	ASSERT_EQ(0, madvise(self->d.data[0], self->d.size[0], MADV_DONTNEED));
+	EXPECT_EQ(4096, self->d.ctrl[0]->watermark);
+	EXPECT_EQ(self->d.size[0], self->d.ctrl[0]->data_size);
+	EXPECT_EQ(0, self->d.data[0][self->d.size[0] - 1]);
+}
+
 TEST_F(session, bad_mappings)
 {
 	void *p;

@@ -115,12 +115,17 @@ fi
 
 log="$out/console.log"
 echo "vm: booting $(basename "$kernel") (TCG${icount:+ -icount}, $smp vCPUs), log in $log"
+# Memory debugging the cloud kernel has without a rebuild: SLUB red
+# zones, poisoning and sanity checks (slub_debug=FZP), freed pages zeroed
+# (init_on_free).  It has no KASAN, no lockdep and no PAGE_POISONING
+# (page_poison= does nothing there): README says what that hides.
+debug="slub_debug=FZP init_on_free=1"
 start=$(date +%s)
 set +e
 timeout "$timeout_s" qemu-system-x86_64 \
 	-accel "tcg,thread=$tcg_thread" -cpu max -smp "$smp" -m "$mem" "${icount[@]}" \
 	-kernel "$kernel" -initrd "$out/initramfs.gz" \
-	-append "console=ttyS0 quiet panic=-1 rdinit=/init$cmdline" \
+	-append "console=ttyS0 quiet panic=-1 rdinit=/init $debug$cmdline" \
 	-display none -monitor none -serial stdio -nic none -no-reboot \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 	</dev/null 2>&1 | tee "$log" | grep --line-buffered -v '^\s*$' \

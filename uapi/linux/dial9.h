@@ -358,7 +358,9 @@ struct dial9_rec_comm {
  * file capabilities: the exec's AT_SECURE), as perf stops at such an
  * exec.  Its records up to the exec are in the rings, none after it;
  * from then on it is a foreign process, redacted.  Written on the CPU
- * that ran the exec.
+ * that ran the exec, when the kernel has loaded the program (the
+ * sched_process_exec tracepoint): switches of the task while the kernel
+ * loads it, after its new credentials are committed, are still recorded.
  */
 #define DIAL9_UNFOLLOWED_EXEC	0x1
 
