@@ -35,6 +35,9 @@ static unsigned int dial9_nr_enabled;
  * and one detach a second.  Meanwhile the probes find no session.
  */
 #define DIAL9_DETACH_DELAY	HZ
+static unsigned int attaches;	/* tracepoints attached, since load */
+module_param(attaches, uint, 0444);
+MODULE_PARM_DESC(attaches, "times the tracepoints were attached (read-only)");
 static void dial9_detach_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(dial9_detach_work, dial9_detach_fn);
 
@@ -499,6 +502,7 @@ static int dial9_probes_register(u32 events)
 			return ret;
 		}
 		t->registered = true;
+		attaches++;
 	}
 	return 0;
 }

@@ -138,4 +138,37 @@ TEST(rings_are_charged_to_the_memory_cgroup)
 	rmdir(cg);
 }
 
+/*
+ * Sessions that come and go as fast as they can attach the tracepoints at
+ * most once a second (each attach patches the kernel's text).
+ */
+TEST(enable_disable_storm_attaches_rarely)
+{
+	long before = read_long("/sys/module/dial9/parameters/attaches");
+	uint64_t t0 = d9_now(), secs;
+	long after, cycles = 0;
+
+	ASSERT_LE(0, before);
+	usleep(1200000);	/* past any earlier session's detach delay */
+	before = read_long("/sys/module/dial9/parameters/attaches");
+	t0 = d9_now();
+	while (d9_now() - t0 < 2000000000ull) {
+		struct d9 d;
+
+		ASSERT_EQ(0, session(&d, 4096));
+		ASSERT_EQ(0, d9_enable(&d));
+		ASSERT_EQ(0, d9_disable(&d));
+		ASSERT_EQ(0, d9_enable(&d));
+		d9_close(&d);
+		cycles++;
+	}
+	secs = (d9_now() - t0) / 1000000000ull + 1;
+	after = read_long("/sys/module/dial9/parameters/attaches");
+	/* 10 tracepoints at most per attach */
+	TH_LOG("%ld sessions enabled twice each in %llu s: %ld tracepoint attaches",
+	       cycles, (unsigned long long)secs, after - before);
+	EXPECT_LT(20, cycles);
+	EXPECT_GE((long)(secs + 1) * 10, after - before);
+}
+
 TEST_HARNESS_MAIN
