@@ -286,6 +286,20 @@ static inline int d9_schedstat(pid_t tid, uint64_t *run, uint64_t *delay,
 	return 0;
 }
 
+/* Write @s to the file at @path (a sysctl, a module parameter). */
+static inline int d9_write_file(const char *path, const char *s)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fputs(s, f) < 0 ? -EIO : 0;
+	if (fclose(f))
+		ret = -errno;
+	return ret;
+}
+
 /* Burn CPU for about @ns of this thread's CPU time. */
 static inline void d9_spin_cpu(uint64_t ns)
 {

@@ -25,19 +25,6 @@ static long read_long(const char *path)
 	return v;
 }
 
-static int write_str(const char *path, const char *s)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fputs(s, f) < 0 ? -EIO : 0;
-	if (fclose(f))
-		ret = -errno;
-	return ret;
-}
-
 /* A session with @ring bytes per CPU, mapped (the rings exist then). */
 static int session(struct d9 *d, uint32_t ring)
 {
@@ -63,7 +50,7 @@ TEST(unprivileged_rings_are_capped_per_user)
 
 	ASSERT_LE(0, old) TH_LOG("no %s", PARAM);
 	/* 256 KiB rings (and a control page) on 2 CPUs fit once, not twice. */
-	ASSERT_EQ(0, write_str(PARAM, "700"));
+	ASSERT_EQ(0, d9_write_file(PARAM, "700"));
 	kid = fork();
 	ASSERT_LE(0, kid);
 	if (!kid) {
@@ -96,7 +83,7 @@ TEST(unprivileged_rings_are_capped_per_user)
 		char v[32];
 
 		snprintf(v, sizeof(v), "%ld", old);
-		EXPECT_EQ(0, write_str(PARAM, v));
+		EXPECT_EQ(0, d9_write_file(PARAM, v));
 	}
 	ASSERT_TRUE(WIFEXITED(st));
 	EXPECT_EQ(0, WEXITSTATUS(st))
@@ -118,11 +105,11 @@ TEST(rings_are_charged_to_the_memory_cgroup)
 	if (read_long("/sys/fs/cgroup/cgroup.procs") < 0 &&
 	    mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL))
 		SKIP(return, "no cgroup2: %s", strerror(errno));
-	if (write_str("/sys/fs/cgroup/cgroup.subtree_control", "+memory"))
+	if (d9_write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory"))
 		SKIP(return, "no memory controller");
 	ASSERT_EQ(0, mkdir(cg, 0755) && errno != EEXIST ? -1 : 0);
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-	ASSERT_EQ(0, write_str(path, "0"));	/* this process */
+	ASSERT_EQ(0, d9_write_file(path, "0"));	/* this process */
 	snprintf(path, sizeof(path), "%s/memory.current", cg);
 	before = read_long(path);
 	ASSERT_LE(0, before);
@@ -134,7 +121,7 @@ TEST(rings_are_charged_to_the_memory_cgroup)
 	TH_LOG("memory.current %ld -> %ld with %d rings of %u bytes",
 	       before, after, ncpu, ring);
 	EXPECT_LE(need, after - before);
-	write_str("/sys/fs/cgroup/cgroup.procs", "0");
+	d9_write_file("/sys/fs/cgroup/cgroup.procs", "0");
 	rmdir(cg);
 }
 

@@ -3,7 +3,7 @@
  * libdial9 under dial9.ko's per-user ring limit: smaller rings, said,
  * rather than no module at all.
  */
-#include <errno.h>
+#include "../kmod/dial9_test.h"
 #include <grp.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,17 +15,6 @@
 
 #define PARAM "/sys/module/dial9/parameters/user_ring_kb"
 
-static int write_str(const char *path, const char *s)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fputs(s, f) < 0 ? -EIO : 0;
-	return fclose(f) ? -errno : ret;
-}
-
 TEST(rings_halved_to_fit_the_user_limit)
 {
 	char old[32] = "";
@@ -36,7 +25,7 @@ TEST(rings_halved_to_fit_the_user_limit)
 	ASSERT_NE(NULL, f);
 	ASSERT_NE(NULL, fgets(old, sizeof(old), f));
 	fclose(f);
-	ASSERT_EQ(0, write_str(PARAM, "700"));
+	ASSERT_EQ(0, d9_write_file(PARAM, "700"));
 	kid = fork();
 	ASSERT_LE(0, kid);
 	if (!kid) {
@@ -61,7 +50,7 @@ TEST(rings_halved_to_fit_the_user_limit)
 		_exit(ret);
 	}
 	ASSERT_EQ(kid, waitpid(kid, &st, 0));
-	EXPECT_EQ(0, write_str(PARAM, old));
+	EXPECT_EQ(0, d9_write_file(PARAM, old));
 	ASSERT_TRUE(WIFEXITED(st));
 	EXPECT_EQ(0, WEXITSTATUS(st))
 		TH_LOG("11: no source, 12: not dial9.ko, 13: not said");
