@@ -88,14 +88,18 @@ static void print_time(const char *label, uint64_t ts, const struct summary *s)
 {
 	fprintf(o, "  %-8s %llu ns", label, (unsigned long long)ts);
 	if (s->real) {
-		int64_t wall = (int64_t)s->real + (int64_t)(ts - s->mono);
+		/* unsigned: any clock-sync pair, however extreme, wraps
+		 * instead of overflowing; a time gmtime_r() cannot show is
+		 * left out */
+		uint64_t wall = s->real + (ts - s->mono);
 		time_t sec = (time_t)(wall / 1000000000);
 		struct tm tm;
 		char buf[64];
 
-		gmtime_r(&sec, &tm);
-		strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-		fprintf(o, "  (%s.%09lldZ)", buf, (long long)(wall % 1000000000));
+		if (gmtime_r(&sec, &tm) &&
+		    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm))
+			fprintf(o, "  (%s.%09lluZ)", buf,
+				(unsigned long long)(wall % 1000000000));
 	}
 	fprintf(o, "\n");
 }
@@ -116,7 +120,7 @@ static void print_summary(const struct summary *s)
 		print_time("last", s->last, s);
 		fprintf(o, "  span     %.6f s\n", (double)(s->last - s->first) / 1e9);
 	}
-	qsort(s->types, s->ntypes, sizeof(*s->types), cmp_type);
+	cli_sort(s->types, s->ntypes, sizeof(*s->types), cmp_type);
 	for (size_t i = 0; i < s->ntypes; i++)
 		fprintf(o, "  %12llu  %s\n", (unsigned long long)s->types[i].n,
 		       s->types[i].name);
