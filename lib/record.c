@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "text.h"
 #include "wire.h"
 
 struct d9_rec_shared d9_rs = {
@@ -193,6 +194,8 @@ static struct d9_thread *attach(void)
 		d9_self = th;
 		th->tid = (pid_t)syscall(SYS_gettid);
 		pthread_getname_np(pthread_self(), th->name, sizeof(th->name));
+		/* the kernel cuts names at 15 bytes, maybe inside a character */
+		th->name[d9_utf8_cut(th->name, sizeof(th->name) - 1)] = 0;
 	}
 	/* A state left from an earlier recorder: its buffers are gone. */
 	memset(th->cursors, 0, sizeof(th->cursors));
@@ -625,11 +628,15 @@ void dial9__thread_name(const char *name)
 {
 	struct d9_thread *th = self();
 	struct dial9_value v;
+	size_t n;
 
 	if (!th)
 		return;
 	enter(th);
-	snprintf(th->name, sizeof(th->name), "%s", name);
+	/* at most 31 bytes, cut between characters */
+	n = d9_utf8_cut(name, sizeof(th->name) - 1);
+	memcpy(th->name, name, n);
+	th->name[n] = 0;
 	leave(th);
 	v = dial9_str(th->name);
 	dial9__emit(&t_tname, &v, 1);
