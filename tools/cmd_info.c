@@ -25,6 +25,7 @@ struct summary {
 	struct type_count *types;
 	size_t ntypes;
 	uint64_t events, lost, batches, streams, bytes;
+	uint64_t invalid;	/* of lost: calls that did not match their type */
 	uint64_t sched_lost, sched_windows;
 	uint64_t first, last;
 	uint64_t mono, real; /* a clock sync pair, 0 if none */
@@ -57,6 +58,7 @@ static void merge(struct summary *into, const struct summary *s)
 		into->last = s->last;
 	into->events += s->events;
 	into->lost += s->lost;
+	into->invalid += s->invalid;
 	into->sched_lost += s->sched_lost;
 	into->sched_windows += s->sched_windows;
 	into->batches += s->batches;
@@ -111,8 +113,11 @@ static void print_summary(const struct summary *s)
 	       (unsigned long long)s->streams, (unsigned long long)s->bytes);
 	if (s->events)
 		fprintf(o, ", %.1f bytes/event", (double)s->bytes / (double)s->events);
-	fprintf(o, "\n  lost     %llu events (application), %llu scheduler records in %llu windows\n",
-		(unsigned long long)s->lost,
+	fprintf(o, "\n  lost     %llu events (application", (unsigned long long)s->lost);
+	if (s->invalid)
+		fprintf(o, ", %llu of them invalid calls",
+			(unsigned long long)s->invalid);
+	fprintf(o, "), %llu scheduler records in %llu windows\n",
 		(unsigned long long)s->sched_lost,
 		(unsigned long long)s->sched_windows);
 	if (s->events) {
@@ -149,10 +154,16 @@ static int sched_event(struct summary *s, struct sched_fields *cache,
 	case SK_UNFOLLOWED:
 		ret = sched_feed(&losses, f, r, src);
 		break;
-	case SK_APP_LOST:
+	case SK_APP_LOST: {
+		/* "invalid": absent in traces of older writers */
+		const struct dial9_value *inv = dial9_record_field(r, "invalid");
+
+		if (inv && inv->type == DIAL9_U64)
+			s->invalid += inv->u64;
 		s->lost += sched_fu64(r, f->events);
 		losses.lost_app += sched_fu64(r, f->events);
 		break;
+	}
 	default:
 		if (f->cpu >= 0)
 			ret = sched_stats_cpu_seen(&losses, src,

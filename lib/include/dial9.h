@@ -239,7 +239,9 @@ struct dial9_stats {
 	int32_t last_error;     /* negative errno of the last write fault */
 	uint32_t io_backend;    /* DIAL9_IO_URING or DIAL9_IO_PWRITE */
 	uint64_t events_written;
-	uint64_t events_lost;   /* dropped batches, write faults, oversize */
+	uint64_t events_lost;   /* dropped batches, write faults, oversize,
+				 * invalid calls (events_invalid), deleted
+				 * active segment */
 	uint64_t batches_written;
 	uint64_t batches_lost;
 	uint64_t bytes_written;
@@ -276,6 +278,10 @@ struct dial9_stats {
 	uint64_t dumps_coalesced;  /* triggers folded into a dump (debounce) */
 	uint64_t dumps_done;       /* dumps whose pipeline run ended */
 	char last_dump_id[32];     /* "" before the first dump */
+	/* Of events_lost: record calls dropped because their values did not
+	 * match their event type (count or types), or because the type
+	 * could not be registered (see docs/lib.md). */
+	uint64_t events_invalid;
 };
 
 /* Snapshot of the recorder's health and counters. */
