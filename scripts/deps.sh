@@ -8,7 +8,7 @@ liburing-dev libelf-dev liblz4-dev lz4 libcurl4-openssl-dev libcmocka-dev
 liblttng-ust-dev lttng-tools
 dkms kmod sparse qemu-system-x86 busybox-static cpio xz-utils
 linux-headers-cloud-amd64 linux-source-6.1
-nodejs chromium
+nodejs chromium time
 linux-perf trace-cmd bpftrace rt-tests stress-ng"
 
 missing=""

@@ -110,8 +110,12 @@ int cli_lz4_inflate(const uint8_t *in, size_t n, struct cli_file *f)
 		}
 	}
 	LZ4F_freeDecompressionContext(dctx);
+	if (!ret && r)
+		ret = -ENODATA;	/* the frame header, and no end */
 	if (ret || !len) {
 		munmap(buf, cap);
+		f->data = NULL;	/* not the caller's mapping of the input */
+		f->len = 0;
 		return ret;
 	}
 	if (cap > len) {

@@ -85,6 +85,14 @@ a=$("$D9" dump "$T/loop1/00000001.dial9" | wc -l)
 b=$(DIAL9_INFLATE_MAX_MB=1 "$D9" dump "$T/utf8/one.dial9.lz4" | wc -l)
 [ "$a" = "$b" ] || bad "LZ4 segment: $b events, not $a"
 rm -f "$T/utf8/one.dial9.lz4" "$T/sized.dial9.lz4" "$T/stream.dial9.lz4"
+# a frame header and nothing else (found by fuzz_cli_dump): cut short
+printf '\004\042\115\030\154\100\305\001\000\000\000\000\000\000\322' \
+	> "$T/header.dial9.lz4"
+rc=0
+"$D9" dump "$T/header.dial9.lz4" > /dev/null 2> "$T/header.err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'bad LZ4 data: No data available' "$T/header.err" ||
+	bad "LZ4 frame header only: exit $rc: $(head -3 "$T/header.err")"
+echo "ok     LZ4 frame header only: exit $rc"
 
 step "names cut inside a character, invalid bytes: strict UTF-8 JSON"
 "$B/mktrace" utf8 "$T/utf8"
