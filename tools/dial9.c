@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * dial9.c - the dial9 command: one subcommand per file (cmd_*.c),
- * built only on the public library API.
+ * built on the public library API and the library's text helpers
+ * (lib/text.h); what the subcommands share is in cli_*.c.
  */
 #include <string.h>
 
