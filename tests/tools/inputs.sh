@@ -10,8 +10,12 @@ D9=$B/dial9
 T=$B/inputs
 fail=0
 
-step() { echo "--- $*"; }
-bad() { echo "FAILED: $*"; fail=1; }
+nbad=0
+mark=0
+step() { echo "--- $*"; mark=$nbad; }
+bad() { echo "FAILED: $*"; fail=1; nbad=$((nbad + 1)); }
+# "ok ..." only when the step has had no failure so far
+ok() { if [ "$nbad" = "$mark" ]; then echo "ok     $*"; fi; }
 
 rm -rf "$T"
 mkdir -p "$T/loop1" "$T/loop10" "$T/utf8"
@@ -37,7 +41,7 @@ n=$(timeout 60 "$D9" dump "$T/loop10" | wc -l) || true
 m=$(timeout 60 "$D9" dump "$T/loop1" "$T/loop10" | wc -l) || true
 [ "$n" -gt 0 ] && [ "$n" = "$m" ] ||
 	bad "dump loop10: $n lines, with loop1 named too: $m"
-echo "ok     link loops: each segment once ($n events)"
+ok "link loops: each segment once ($n events)"
 
 step "a FIFO named as a trace: refused at once"
 mkfifo "$T/fifo.dial9"
@@ -54,7 +58,7 @@ done
 rc=0
 timeout 20 "$D9" info /dev/null > /dev/null 2>&1 || rc=$?
 [ "$rc" = 1 ] || bad "info /dev/null: exit $rc"
-echo "ok     FIFO and device refused"
+ok "FIFO and device refused"
 
 step "an LZ4 bomb: refused within the decompression bound"
 # 1 GiB of zeros (a sparse file): 4 MiB of LZ4, with and without the
@@ -76,7 +80,7 @@ for f in sized stream; do
 			"$T/$f.err" || bad "LZ4 bomb $f: said '$(cat "$T/$f.err")'"
 		[ "$rss" -lt "$want" ] ||
 			bad "LZ4 bomb $f (limit ${lim:-256}): max RSS $rss KiB"
-		echo "ok     LZ4 bomb $f, limit ${lim:-256} MiB: max RSS $rss KiB, exit $rc"
+		ok "LZ4 bomb $f, limit ${lim:-256} MiB: max RSS $rss KiB, exit $rc"
 	done
 done
 # a real LZ4 segment still reads, and the same under a limit it fits
@@ -92,7 +96,7 @@ rc=0
 "$D9" dump "$T/header.dial9.lz4" > /dev/null 2> "$T/header.err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'bad LZ4 data: No data available' "$T/header.err" ||
 	bad "LZ4 frame header only: exit $rc: $(head -3 "$T/header.err")"
-echo "ok     LZ4 frame header only: exit $rc"
+ok "LZ4 frame header only: exit $rc"
 
 step "names cut inside a character, invalid bytes: strict UTF-8 JSON"
 "$B/mktrace" utf8 "$T/utf8"
@@ -142,7 +146,7 @@ for d in empty clock; do
 		fi
 	done
 done
-echo "ok     empty and extreme traces"
+ok "empty and extreme traces"
 
 [ "$fail" = 0 ] && echo "inputs: all passed"
 exit $fail
