@@ -133,6 +133,7 @@ int d9_collector_init(struct d9_collector *c, size_t batches,
 	c->buffer_bytes = buffer_bytes;
 	atomic_init(&c->lost_events, 0);
 	atomic_init(&c->lost_batches, 0);
+	atomic_init(&c->invalid_events, 0);
 	atomic_init(&c->allocs, 0);
 	return 0;
 }

@@ -398,12 +398,14 @@ int dial9_decoder_next(struct dial9_decoder *d, struct dial9_record *rec)
 {
 	while (!d->err) {
 		size_t start = d->pos;
-		struct rd r = { d->buf + d->pos, d->buf + d->len, -ENODATA };
+		struct rd r;
 		uint8_t tag;
 		int ret;
 
+		/* before any pointer arithmetic: buf is NULL for empty input */
 		if (d->pos >= d->len)
 			return 0;
+		r = (struct rd){ d->buf + d->pos, d->buf + d->len, -ENODATA };
 		memset(rec, 0, sizeof(*rec));
 		rec->offset = start;
 		tag = *r.p++;

@@ -102,6 +102,9 @@ struct d9_collector {
 	struct d9_queue free;  /* empty, pre-faulted batches */
 	size_t buffer_bytes;
 	atomic_ullong lost_events, lost_batches, allocs;
+	/* of lost_events: record calls whose values did not match their
+	 * event type, or of a type that could not be registered */
+	atomic_ullong invalid_events;
 };
 
 int d9_collector_init(struct d9_collector *c, size_t batches,
@@ -154,7 +157,6 @@ struct d9_rec_shared {
 	atomic_uint epoch;
 	atomic_uint gen;
 	bool fence_mode; /* no membarrier: seq_cst fences on both sides */
-	atomic_ullong invalid; /* record calls with bad arguments */
 	atomic_ullong oversize; /* events larger than a buffer */
 	pthread_mutex_t threads_lock;
 	struct d9_thread *threads;

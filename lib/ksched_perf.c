@@ -839,7 +839,8 @@ int dial9_perf_read(struct dial9_perf *p,
 		if (p->buf[cpu].mp)
 			ret = drain_buf(p, cpu);
 	/* One merged, time-ordered batch per read. */
-	qsort(p->pending, p->npend, sizeof(p->pending[0]), cmp_time);
+	if (p->npend > 1)
+		qsort(p->pending, p->npend, sizeof(p->pending[0]), cmp_time);
 	for (size_t i = 0; !ret && i < p->npend; i++) {
 		ret = resolve(p, &p->pending[i]);
 		if (!ret && p->pending[i].hdr.type != DIAL9_REC_PAD)

@@ -13,6 +13,7 @@
 
 #include "dial9.h"
 #include "ktrace.h"
+#include "text.h"
 #include "ksched_internal.h"
 
 enum {
@@ -215,7 +216,8 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		v[1] = dial9_u64(cm->tgid);
 		v[2].type = DIAL9_ISTR;
 		v[2].str.ptr = cm->comm;
-		v[2].str.len = strnlen(cm->comm, sizeof(cm->comm));
+		/* the kernel cut it at 15 bytes, maybe inside a character */
+		v[2].str.len = d9_utf8_cut(cm->comm, sizeof(cm->comm));
 		return emit(kt, KT_COMM, h->time_ns, v);
 	case DIAL9_REC_UNFOLLOWED:
 		if (h->size < sizeof(*uf))

@@ -4,7 +4,10 @@
 #   make lib          build/lib: libdial9.so (soname, export map), .a, .pc
 #   make tools        build/tools/dial9
 #   make test-lib     cmocka tests under ASan+UBSan, threading tests under
-#                     TSan, and each fuzz target for LIB_FUZZ_SECS seconds
+#                     TSan, mistyped DIAL9_EMIT values must not compile,
+#                     and each fuzz target for LIB_FUZZ_SECS seconds
+#                     (the decoder, the encoder round trip, and one per
+#                     dial9 subcommand that reads traces: fuzz_cli_*)
 #   make fuzz         each fuzz target for FUZZ_SECS seconds
 #   make bench        record cost, end to end, bytes (parts 3-5 of issue 6),
 #                     after make bench-product (bench-sched, bench-idle)
@@ -142,7 +145,9 @@ LIB_TEST_BINS := $(addprefix $(LIB_T)/asan/,$(LIB_TESTS)) \
 	$(addprefix $(LIB_T)/tsan/,$(LIB_TSAN_TESTS))
 
 test-lib: lib $(if $(TOOL_SRCS),tools) $(LIB_TEST_BINS) fuzz-build s3-server
-	@rc=0; for t in $(LIB_TEST_BINS); do \
+	@rc=0; echo "--- tests/lib/mistyped.sh"; \
+	tests/lib/mistyped.sh $(CC) $(FUZZ_CC) || rc=1; \
+	for t in $(LIB_TEST_BINS); do \
 		echo "--- $$t"; \
 		if ! DIAL9_TEST_TOOL=$(CURDIR)/$(BUILD)/tools/dial9 \
 			ASAN_OPTIONS=detect_leaks=1 \
@@ -202,13 +207,33 @@ FUZZ_B := $(BUILD)/fuzz
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_B)/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_LIB_SRCS := lib/encode.c lib/decode.c lib/error.c
 
+FUZZ_FLAGS := -std=gnu11 -O1 -g $(WARN) -fno-sanitize-recover=all
+# The command's targets (fuzz_cli_*.c, one per subcommand that reads
+# traces) link every tools/*.c but main()'s and the whole library, built
+# once into objects for them.
+FUZZ_CLI_SRCS := $(filter-out tools/dial9.c,$(TOOL_SRCS)) $(LIB_SRCS)
+FUZZ_CLI_OBJS := $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(FUZZ_CLI_SRCS))
+FUZZ_CLI_BINS := $(filter $(FUZZ_B)/fuzz_cli_%,$(FUZZ_BINS))
+
 fuzz-build: $(FUZZ_BINS)
 
 $(FUZZ_B)/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(LIB_HDRS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(LIB_CPPFLAGS) -std=gnu11 -O1 -g $(WARN) \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	$(FUZZ_CC) $(LIB_CPPFLAGS) $(FUZZ_FLAGS) \
+		-fsanitize=fuzzer,address,undefined \
 		-o $@ $< $(FUZZ_LIB_SRCS)
+
+$(FUZZ_CLI_OBJS): $(FUZZ_B)/obj/%.o: %.c $(LIB_HDRS) $(TOOL_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(LIB_CPPFLAGS) $(FUZZ_FLAGS) -pthread \
+		-fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+
+$(FUZZ_CLI_BINS): $(FUZZ_B)/fuzz_cli_%: tests/fuzz/fuzz_cli_%.c \
+		tests/fuzz/cli_fuzz.h $(FUZZ_CLI_OBJS) $(TOOL_GEN)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(LIB_CPPFLAGS) $(FUZZ_FLAGS) \
+		-fsanitize=fuzzer,address,undefined \
+		-o $@ $< $(FUZZ_CLI_OBJS) $(TOOL_GEN) $(LIB_LDLIBS)
 
 fuzz: fuzz-build
 	@for f in $(FUZZ_BINS); do \

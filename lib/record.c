@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "text.h"
 #include "wire.h"
 
 struct d9_rec_shared d9_rs = {
@@ -193,6 +194,8 @@ static struct d9_thread *attach(void)
 		d9_self = th;
 		th->tid = (pid_t)syscall(SYS_gettid);
 		pthread_getname_np(pthread_self(), th->name, sizeof(th->name));
+		/* the kernel cuts names at 15 bytes, maybe inside a character */
+		th->name[d9_utf8_cut(th->name, sizeof(th->name) - 1)] = 0;
 	}
 	/* A state left from an earlier recorder: its buffers are gone. */
 	memset(th->cursors, 0, sizeof(th->cursors));
@@ -324,6 +327,18 @@ static void count_lost(uint64_t n)
 	atomic_fetch_add(&d9_rs.coll->lost_events, n);
 }
 
+/* A call that does not match its event type: dropped, counted lost (and
+ * apart, for dial9_stats.events_invalid and dial9.lost). */
+static void count_invalid(void)
+{
+	struct d9_collector *c = d9_rs.coll;
+
+	if (!c)
+		return;	/* no recorder has run yet */
+	atomic_fetch_add_explicit(&c->invalid_events, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->lost_events, 1, memory_order_relaxed);
+}
+
 static bool schema_sent(const struct d9_thread *th, uint32_t id)
 {
 	return th->schema_sent[id / 64] & (1ull << (id % 64));
@@ -409,8 +424,10 @@ static inline void emit_words(uint32_t id, const struct reg_entry *re,
 	struct d9_cursor *c;
 	uint8_t *p;
 
-	if (D9_UNLIKELY(!th))
+	if (D9_UNLIKELY(!th)) {
+		count_lost(1);	/* no memory for the thread's state */
 		return;
+	}
 	enter(th);
 	c = reserve(th, id, re, re->need);
 	if (D9_UNLIKELY(!c)) {
@@ -446,7 +463,7 @@ void dial9__emit_scalars(struct dial9_event_type *t, const uint64_t *w,
 	emit_words(id, &reg[id], w, n);
 	return;
 invalid:
-	atomic_fetch_add_explicit(&d9_rs.invalid, 1, memory_order_relaxed);
+	count_invalid();
 }
 
 static uint64_t hash_bytes(const void *p, size_t n)
@@ -535,8 +552,10 @@ void dial9__emit(struct dial9_event_type *t, const struct dial9_value *v,
 				need += v[i].str.len * (t->fields[i].type ==
 							DIAL9_ISTR ? 2 : 1);
 	th = self();
-	if (D9_UNLIKELY(!th))
+	if (D9_UNLIKELY(!th)) {
+		count_lost(1);	/* no memory for the thread's state */
 		return;
+	}
 	enter(th);
 	c = reserve(th, id, re, need);
 	if (D9_UNLIKELY(!c)) {
@@ -580,7 +599,7 @@ void dial9__emit(struct dial9_event_type *t, const struct dial9_value *v,
 	leave(th);
 	return;
 invalid:
-	atomic_fetch_add_explicit(&d9_rs.invalid, 1, memory_order_relaxed);
+	count_invalid();
 }
 
 /* ---- the library's own event types ---- */
@@ -625,11 +644,15 @@ void dial9__thread_name(const char *name)
 {
 	struct d9_thread *th = self();
 	struct dial9_value v;
+	size_t n;
 
 	if (!th)
 		return;
 	enter(th);
-	snprintf(th->name, sizeof(th->name), "%s", name);
+	/* at most 31 bytes, cut between characters */
+	n = d9_utf8_cut(name, sizeof(th->name) - 1);
+	memcpy(th->name, name, n);
+	th->name[n] = 0;
 	leave(th);
 	v = dial9_str(th->name);
 	dial9__emit(&t_tname, &v, 1);

@@ -43,7 +43,7 @@ struct recorder {
 	bool stop;
 	uint64_t flush_req, flush_done;
 	bool rotate_req;
-	uint64_t lost_reported;
+	uint64_t lost_reported, invalid_reported;
 	struct dial9_encoder *enc; /* the flush thread's own events */
 	struct dial9_ksched *ks;   /* the kernel's scheduler records */
 	struct d9_ktrace kt;
@@ -424,10 +424,11 @@ static unsigned int drain_collector(struct recorder *r)
 static void report_losses(struct recorder *r)
 {
 	static const struct dial9_field f[] = { { "events", DIAL9_U64 },
-						{ "batches", DIAL9_U64 } };
+						{ "batches", DIAL9_U64 },
+						{ "invalid", DIAL9_U64 } };
 	struct dial9_stats st = { 0 };
-	uint64_t lost, batches;
-	struct dial9_value v[2];
+	uint64_t lost, batches, invalid;
+	struct dial9_value v[3];
 	const void *data;
 	size_t len;
 
@@ -436,11 +437,13 @@ static void report_losses(struct recorder *r)
 	if (lost == r->lost_reported || st.health != DIAL9_HEALTH_OK)
 		return;
 	batches = atomic_load(&r->coll.lost_batches) + st.batches_lost;
+	invalid = atomic_load(&r->coll.invalid_events);
 	v[0] = dial9_u64(lost - r->lost_reported);
 	v[1] = dial9_u64(batches);
+	v[2] = dial9_u64(invalid - r->invalid_reported);
 	dial9_encoder_clear(r->enc);
 	if (dial9_encoder_begin_stream(r->enc) ||
-	    dial9_encoder_schema(r->enc, 1, DIAL9_KIND_INTERNAL, "dial9.lost", 2,
+	    dial9_encoder_schema(r->enc, 1, DIAL9_KIND_INTERNAL, "dial9.lost", 3,
 				 f) ||
 	    dial9_encoder_event(r->enc, 1, d9_now(), v) ||
 	    dial9_encoder_end_stream(r->enc))
@@ -448,6 +451,7 @@ static void report_losses(struct recorder *r)
 	data = dial9_encoder_data(r->enc, &len);
 	d9_segw_write_raw(r->segw, data, len);
 	r->lost_reported = lost;
+	r->invalid_reported = invalid;
 }
 
 static void ksched_record(void *ctx, const struct dial9_rec_header *rec)
@@ -958,6 +962,7 @@ int dial9_stop(void)
 	r->ks = NULL;
 	g_last.events_lost += atomic_load(&r->coll.lost_events);
 	g_last.batches_lost += atomic_load(&r->coll.lost_batches);
+	g_last.events_invalid = atomic_load(&r->coll.invalid_events);
 	g_last.health = DIAL9_HEALTH_OFF;
 	d9_record_detach_all();
 	g_rec = NULL;
@@ -982,6 +987,7 @@ int dial9_get_stats(struct dial9_stats *st)
 		dump_stats(r, st);
 		st->events_lost += atomic_load(&r->coll.lost_events);
 		st->batches_lost += atomic_load(&r->coll.lost_batches);
+		st->events_invalid = atomic_load(&r->coll.invalid_events);
 	}
 	st->size = sizeof(*st);
 	pthread_mutex_unlock(&g_lock);

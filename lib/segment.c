@@ -60,6 +60,7 @@ struct d9_segw {
 	pthread_mutex_t lock; /* the fields below, read by dial9_get_stats */
 	int health, last_error;
 	uint64_t events_written, events_lost, batches_written, batches_lost;
+	uint64_t seg_events, seg_batches; /* of those written, in the active one */
 	uint64_t bytes_written, segments_sealed, segments_evicted;
 	uint64_t write_errors, faults_recovered;
 	uint64_t pipe_evicted; /* evicted before the worker was done */
@@ -201,6 +202,10 @@ static int open_segment(struct d9_segw *w)
 	w->size = 0;
 	w->nbatches = 0;
 	w->opened_ns = d9_clock_gettime_ns();
+	pthread_mutex_lock(&w->lock);
+	w->seg_events = 0;
+	w->seg_batches = 0;
+	pthread_mutex_unlock(&w->lock);
 	ret = write_preamble(w);
 	if (ret) {
 		close(w->fd);
@@ -313,6 +318,23 @@ static int seg_dup(struct d9_segw *w, uint64_t index)
 	return fd;
 }
 
+/*
+ * The active segment was deleted underneath: what was written into it
+ * is gone, so it counts as lost, not written (and dial9.lost says so in
+ * the next segment).
+ */
+static void lose_active(struct d9_segw *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->events_written -= w->seg_events;
+	w->events_lost += w->seg_events;
+	w->batches_written -= w->seg_batches;
+	w->batches_lost += w->seg_batches;
+	w->seg_events = 0;
+	w->seg_batches = 0;
+	pthread_mutex_unlock(&w->lock);
+}
+
 /* Seal the active segment (or delete it if it holds no batch). */
 static void seal(struct d9_segw *w)
 {
@@ -345,7 +367,11 @@ static void seal(struct d9_segw *w)
 	close(w->fd);
 	w->fd = -1;
 	if (rename(from, to)) {
-		fault(w, -errno, "seal a segment");
+		int err = -errno;
+
+		if (err == -ENOENT)
+			lose_active(w);
+		fault(w, err, "seal a segment");
 		w->broken = true;
 		return;
 	}
@@ -511,6 +537,7 @@ void d9_segw_tick(struct d9_segw *w)
 
 	if (!w->o.memory && !w->broken && w->fd >= 0 && !fstat(w->fd, &st) &&
 	    st.st_nlink == 0) {
+		lose_active(w);
 		fault(w, -ENOENT, "find the active segment (deleted)");
 		w->broken = true;
 	}
@@ -524,6 +551,8 @@ static void count(struct d9_segw *w, struct d9_batch *b, bool ok)
 	if (ok) {
 		w->events_written += b->nevents;
 		w->batches_written += b->nevents ? 1 : 0;
+		w->seg_events += b->nevents;
+		w->seg_batches += b->nevents ? 1 : 0;
 		w->bytes_written += b->len;
 	} else {
 		w->events_lost += b->nevents;

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "text.h"
 #include "worker.h"
 
 #if DIAL9_S3
@@ -1550,21 +1551,10 @@ static void iso_time(uint64_t real_ns, char *buf, size_t len)
 		 tm.tm_min, tm.tm_sec, (unsigned int)(real_ns / 1000000 % 1000));
 }
 
-/* A JSON string (quotes included) appended to f. */
+/* A JSON string (quotes included) appended to f; NULL is "". */
 static void json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	d9_json_fwrite(f, s, s ? strlen(s) : 0, 0);
 }
 
 /* {prefix}/dumps/{id}.json: what the dump holds and where it went. */

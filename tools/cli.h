@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* cli.h - what the dial9 subcommands share. Only <dial9.h> below. */
+/*
+ * cli.h - what the dial9 subcommands share. Only <dial9.h> below, and the
+ * library's text helpers (UTF-8, JSON strings) from libdial9.a.
+ */
 #ifndef DIAL9_CLI_H
 #define DIAL9_CLI_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "dial9.h"
+#include "../lib/text.h"
 
 /* dial9 ls and fetch talk to S3 through libcurl, unless the command is
  * built with make DIAL9_S3=0 (lib/lib.mk passes -DDIAL9_S3=0). */
@@ -22,21 +27,47 @@ struct cli_file {
 	size_t len;
 };
 
-/* Expand TRACE arguments (files, or directories searched recursively
+/*
+ * Expand TRACE arguments (files, or directories searched recursively
  * for segment files) into a sorted list; returns the count or -errno
- * after printing a message. */
+ * after printing a message.  Symbolic links are followed, but a
+ * directory (by device and inode) and a segment file are taken once
+ * each, so a link loop neither repeats segments nor recurses forever.
+ * Arguments that are neither directories nor regular files (FIFOs,
+ * devices, sockets) are refused.
+ */
 int cli_collect(int argc, char **argv, char ***paths);
 void cli_free_paths(char **paths, int n);
 int cli_map(const char *path, struct cli_file *f);
 void cli_unmap(struct cli_file *f);
 
 /*
+ * An LZ4 segment decompresses to at most CLI_INFLATE_MAX_MB MiB, or
+ * DIAL9_INFLATE_MAX_MB from the environment (cli_inflate_max() in
+ * bytes); past that it is refused with -EFBIG before it takes the memory.
+ */
+#define CLI_INFLATE_MAX_MB ((size_t)256)
+size_t cli_inflate_max(void);
+int cli_lz4_inflate(const uint8_t *in, size_t n, struct cli_file *f);
+
+/* qsort(), where n may be 0 and base NULL (which qsort() does not allow). */
+static inline void cli_sort(void *base, size_t n, size_t size,
+			    int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
+/*
  * Make room for @need elements of @size bytes in *@v (capacity *@cap,
  * doubled as needed); 0 or -ENOMEM, *@v unchanged on failure.
  */
 int cli_grow(void **v, size_t *cap, size_t need, size_t size);
-/* Print s (len bytes) as a JSON string. */
-void cli_json_str(FILE *out, const void *s, size_t len);
+/* Print s (len bytes) as a JSON string, always valid UTF-8 (lib/text.h). */
+static inline void cli_json_str(FILE *out, const void *s, size_t len)
+{
+	d9_json_fwrite(out, s, len, 0);
+}
 /* Print one value as JSON. */
 void cli_json_value(FILE *out, const struct dial9_value *v);
 /* Report a decoder error as "dial9: FILE: what at offset N". */

@@ -25,6 +25,7 @@ struct summary {
 	struct type_count *types;
 	size_t ntypes;
 	uint64_t events, lost, batches, streams, bytes;
+	uint64_t invalid;	/* of lost: calls that did not match their type */
 	uint64_t sched_lost, sched_windows;
 	uint64_t first, last;
 	uint64_t mono, real; /* a clock sync pair, 0 if none */
@@ -57,6 +58,7 @@ static void merge(struct summary *into, const struct summary *s)
 		into->last = s->last;
 	into->events += s->events;
 	into->lost += s->lost;
+	into->invalid += s->invalid;
 	into->sched_lost += s->sched_lost;
 	into->sched_windows += s->sched_windows;
 	into->batches += s->batches;
@@ -88,14 +90,18 @@ static void print_time(const char *label, uint64_t ts, const struct summary *s)
 {
 	fprintf(o, "  %-8s %llu ns", label, (unsigned long long)ts);
 	if (s->real) {
-		int64_t wall = (int64_t)s->real + (int64_t)(ts - s->mono);
+		/* unsigned: any clock-sync pair, however extreme, wraps
+		 * instead of overflowing; a time gmtime_r() cannot show is
+		 * left out */
+		uint64_t wall = s->real + (ts - s->mono);
 		time_t sec = (time_t)(wall / 1000000000);
 		struct tm tm;
 		char buf[64];
 
-		gmtime_r(&sec, &tm);
-		strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-		fprintf(o, "  (%s.%09lldZ)", buf, (long long)(wall % 1000000000));
+		if (gmtime_r(&sec, &tm) &&
+		    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm))
+			fprintf(o, "  (%s.%09lluZ)", buf,
+				(unsigned long long)(wall % 1000000000));
 	}
 	fprintf(o, "\n");
 }
@@ -107,8 +113,11 @@ static void print_summary(const struct summary *s)
 	       (unsigned long long)s->streams, (unsigned long long)s->bytes);
 	if (s->events)
 		fprintf(o, ", %.1f bytes/event", (double)s->bytes / (double)s->events);
-	fprintf(o, "\n  lost     %llu events (application), %llu scheduler records in %llu windows\n",
-		(unsigned long long)s->lost,
+	fprintf(o, "\n  lost     %llu events (application", (unsigned long long)s->lost);
+	if (s->invalid)
+		fprintf(o, ", %llu of them invalid calls",
+			(unsigned long long)s->invalid);
+	fprintf(o, "), %llu scheduler records in %llu windows\n",
 		(unsigned long long)s->sched_lost,
 		(unsigned long long)s->sched_windows);
 	if (s->events) {
@@ -116,7 +125,7 @@ static void print_summary(const struct summary *s)
 		print_time("last", s->last, s);
 		fprintf(o, "  span     %.6f s\n", (double)(s->last - s->first) / 1e9);
 	}
-	qsort(s->types, s->ntypes, sizeof(*s->types), cmp_type);
+	cli_sort(s->types, s->ntypes, sizeof(*s->types), cmp_type);
 	for (size_t i = 0; i < s->ntypes; i++)
 		fprintf(o, "  %12llu  %s\n", (unsigned long long)s->types[i].n,
 		       s->types[i].name);
@@ -145,10 +154,16 @@ static int sched_event(struct summary *s, struct sched_fields *cache,
 	case SK_UNFOLLOWED:
 		ret = sched_feed(&losses, f, r, src);
 		break;
-	case SK_APP_LOST:
+	case SK_APP_LOST: {
+		/* "invalid": absent in traces of older writers */
+		const struct dial9_value *inv = dial9_record_field(r, "invalid");
+
+		if (inv && inv->type == DIAL9_U64)
+			s->invalid += inv->u64;
 		s->lost += sched_fu64(r, f->events);
 		losses.lost_app += sched_fu64(r, f->events);
 		break;
+	}
 	default:
 		if (f->cpu >= 0)
 			ret = sched_stats_cpu_seen(&losses, src,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "sched_stats.h"
 
 #define SHOW_WINDOWS 20		/* loss windows listed in text */
@@ -52,18 +53,7 @@ void sched_hist_print(const uint64_t *hist, FILE *out)
 
 static void json_str(FILE *out, const char *s, size_t max)
 {
-	fputc('"', out);
-	for (size_t i = 0; i < max && s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
+	cli_json_str(out, s, strnlen(s, max));
 }
 
 /* Per CPU of each source: LOST records and records lost. */
@@ -102,7 +92,7 @@ static struct cpu_loss *by_cpu(const struct sched_stats *st, size_t *n)
 		v[k].windows++;
 		v[k].count += l->count;
 	}
-	qsort(v, *n, sizeof(*v), cmp_cpu_loss);
+	cli_sort(v, *n, sizeof(*v), cmp_cpu_loss);
 	return v;
 }
 
@@ -265,7 +255,7 @@ void sched_stats_report(struct sched_stats *st,
 			continue;
 		v[n++] = t;
 	}
-	qsort(v, n, sizeof(*v), cmp_thread);
+	cli_sort(v, n, sizeof(*v), cmp_thread);
 	if (o->top > 0 && (size_t)o->top < n)
 		n = (size_t)o->top;
 

@@ -617,7 +617,7 @@ uint64_t sched_thread_percentile(struct sched_thread *t, double pct)
 
 	if (!t->ndelays)
 		return 0;
-	qsort(t->delays, t->ndelays, sizeof(uint64_t), cmp_u64);
+	cli_sort(t->delays, t->ndelays, sizeof(uint64_t), cmp_u64);
 	/* Nearest rank. */
 	i = (size_t)(pct / 100.0 * (double)t->ndelays + 0.999999);
 	if (i == 0)

@@ -777,7 +777,7 @@ static int replay(struct timeline *tl)
 	int ret = 0;
 
 	if (p->nraw)
-		qsort(p->raw, p->nraw, sizeof(*p->raw), cmp_raw);
+		cli_sort(p->raw, p->nraw, sizeof(*p->raw), cmp_raw);
 	if (p->nraw) {
 		tl->first_ns = p->raw[0].ts;
 		tl->last_ns = p->raw[p->nraw - 1].ts;
@@ -796,11 +796,11 @@ static int replay(struct timeline *tl)
 		return ret;
 	sched_stats_finish(&tl->st, tl->last_ns);
 	if (tl->n_slices)
-		qsort(tl->slices, tl->n_slices, sizeof(*tl->slices), cmp_slice);
+		cli_sort(tl->slices, tl->n_slices, sizeof(*tl->slices), cmp_slice);
 	if (tl->n_spans)
-		qsort(tl->spans, tl->n_spans, sizeof(*tl->spans), cmp_span);
+		cli_sort(tl->spans, tl->n_spans, sizeof(*tl->spans), cmp_span);
 	if (tl->n_delays)
-		qsort(tl->delays, tl->n_delays, sizeof(*tl->delays), cmp_delay);
+		cli_sort(tl->delays, tl->n_delays, sizeof(*tl->delays), cmp_delay);
 	return span_depths(tl);
 }
 

@@ -95,50 +95,9 @@ int tl_intern(struct timeline *tl, const void *s, size_t len, uint32_t *off)
 
 /* ---- JSON ---- */
 
-static const char hexd[] = "0123456789abcdef";
-
-/* Escape into a buffer; returns the length (at most 6 * len + 2). */
-static size_t json_escape(char *o, const uint8_t *s, size_t len)
-{
-	size_t n = 0;
-
-	o[n++] = '"';
-	for (size_t i = 0; i < len; i++) {
-		uint8_t c = s[i];
-
-		if (c == '"' || c == '\\') {
-			o[n++] = '\\';
-			o[n++] = (char)c;
-		} else if (c == '\n') {
-			o[n++] = '\\';
-			o[n++] = 'n';
-		} else if (c < 0x20 || c == 0x7f || c == '<' || c == '>' ||
-			   c == '&') {
-			/* <, >, & escaped: the text may sit in an HTML page */
-			memcpy(o + n, "\\u00", 4);
-			o[n + 4] = hexd[c >> 4];
-			o[n + 5] = hexd[c & 15];
-			n += 6;
-		} else {
-			o[n++] = (char)c;
-		}
-	}
-	o[n++] = '"';
-	return n;
-}
-
 void tl_json_str(FILE *out, const char *s, size_t len)
 {
-	char buf[6 * 256 + 2];
-	char *o = len > 256 ? malloc(6 * len + 2) : buf;
-
-	if (!o) {
-		fputs("\"\"", out);
-		return;
-	}
-	fwrite(o, 1, json_escape(o, (const uint8_t *)s, len), out);
-	if (o != buf)
-		free(o);
+	d9_json_fwrite(out, s, len, D9_JSON_HTML);
 }
 
 void tl_json_us(FILE *out, uint64_t ns)
@@ -149,13 +108,13 @@ void tl_json_us(FILE *out, uint64_t ns)
 
 static int pool_json_str(struct timeline *tl, const void *s, size_t len)
 {
-	char buf[6 * 64 + 2];
-	char *o = len > 64 ? malloc(6 * len + 2) : buf;
+	char buf[D9_JSON_ROOM(64)];
+	char *o = len > 64 ? malloc(D9_JSON_ROOM(len)) : buf;
 	int ret;
 
 	if (!o)
 		return -ENOMEM;
-	ret = tl_pool_put(tl, o, json_escape(o, s, len));
+	ret = tl_pool_put(tl, o, d9_json_escape(o, s, len, D9_JSON_HTML));
 	if (o != buf)
 		free(o);
 	return ret;
@@ -178,6 +137,7 @@ static int pool_json_value(struct timeline *tl, const struct dial9_value *v)
 	case DIAL9_ISTR:
 		return pool_json_str(tl, v->str.ptr, v->str.len);
 	case DIAL9_BYTES: {
+		static const char hexd[] = "0123456789abcdef";
 		const uint8_t *b = v->str.ptr;
 		int ret = tl_pool_put(tl, "\"", 1);
 

@@ -239,7 +239,9 @@ struct dial9_stats {
 	int32_t last_error;     /* negative errno of the last write fault */
 	uint32_t io_backend;    /* DIAL9_IO_URING or DIAL9_IO_PWRITE */
 	uint64_t events_written;
-	uint64_t events_lost;   /* dropped batches, write faults, oversize */
+	uint64_t events_lost;   /* dropped batches, write faults, oversize,
+				 * invalid calls (events_invalid), deleted
+				 * active segment */
 	uint64_t batches_written;
 	uint64_t batches_lost;
 	uint64_t bytes_written;
@@ -276,6 +278,10 @@ struct dial9_stats {
 	uint64_t dumps_coalesced;  /* triggers folded into a dump (debounce) */
 	uint64_t dumps_done;       /* dumps whose pipeline run ended */
 	char last_dump_id[32];     /* "" before the first dump */
+	/* Of events_lost: record calls dropped because their values did not
+	 * match their event type (count or types), or because the type
+	 * could not be registered (see docs/lib.md). */
+	uint64_t events_invalid;
 };
 
 /* Snapshot of the recorder's health and counters. */
@@ -752,11 +758,76 @@ dial9__emit_values(struct dial9_event_type *t, const struct dial9_field *f,
 	dial9__emit(t, v, n);
 }
 
-#define DIAL9__EMIT(typep, fields, ...)                                   \
+/*
+ * Each value of DIAL9_EMIT and the span macros must be a struct
+ * dial9_value, from dial9_u64() and the other constructors: anything
+ * else, e.g. DIAL9_EMIT(ev, 1), is a compile error (a _Generic with no
+ * other association), not brace-elided into a value's first member.
+ * At most DIAL9__MAX_VALUES values in one call (dial9__emit() takes
+ * more). C++ has no _Generic: there the values are not checked.
+ */
+#define DIAL9__MAX_VALUES 32
+#ifdef __cplusplus
+#define DIAL9__VAL(x) , (x)
+#else
+#define DIAL9__VAL(x) , _Generic((x), struct dial9_value: (x))
+#endif
+#define DIAL9__NTH(_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, \
+	_12, _13, _14, _15, _16, _17, _18, _19, _20, _21, _22, _23, _24, _25, \
+	_26, _27, _28, _29, _30, _31, _32, N, ...) N
+/*
+ * DIAL9__COUNT(x, ##__VA_ARGS__): the number of values after x, 0 to 32.
+ * Written out in each macro that takes the values, where x is a named
+ * parameter: only there does ", ##" drop the comma when no value is
+ * given, in the ISO C modes too.
+ */
+#define DIAL9__COUNT(...) \
+	DIAL9__NTH(__VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, \
+	21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, \
+	2, 1, 0)
+#define DIAL9__CAT_(a, b) a##b
+#define DIAL9__CAT(a, b) DIAL9__CAT_(a, b)
+/* ", checked(v)" for each of the n values */
+#define DIAL9__VALUES(n, ...) DIAL9__CAT(DIAL9__V, n)(__VA_ARGS__)
+#define DIAL9__V0(...)
+#define DIAL9__V1(a) DIAL9__VAL(a)
+#define DIAL9__V2(a, ...) DIAL9__VAL(a) DIAL9__V1(__VA_ARGS__)
+#define DIAL9__V3(a, ...) DIAL9__VAL(a) DIAL9__V2(__VA_ARGS__)
+#define DIAL9__V4(a, ...) DIAL9__VAL(a) DIAL9__V3(__VA_ARGS__)
+#define DIAL9__V5(a, ...) DIAL9__VAL(a) DIAL9__V4(__VA_ARGS__)
+#define DIAL9__V6(a, ...) DIAL9__VAL(a) DIAL9__V5(__VA_ARGS__)
+#define DIAL9__V7(a, ...) DIAL9__VAL(a) DIAL9__V6(__VA_ARGS__)
+#define DIAL9__V8(a, ...) DIAL9__VAL(a) DIAL9__V7(__VA_ARGS__)
+#define DIAL9__V9(a, ...) DIAL9__VAL(a) DIAL9__V8(__VA_ARGS__)
+#define DIAL9__V10(a, ...) DIAL9__VAL(a) DIAL9__V9(__VA_ARGS__)
+#define DIAL9__V11(a, ...) DIAL9__VAL(a) DIAL9__V10(__VA_ARGS__)
+#define DIAL9__V12(a, ...) DIAL9__VAL(a) DIAL9__V11(__VA_ARGS__)
+#define DIAL9__V13(a, ...) DIAL9__VAL(a) DIAL9__V12(__VA_ARGS__)
+#define DIAL9__V14(a, ...) DIAL9__VAL(a) DIAL9__V13(__VA_ARGS__)
+#define DIAL9__V15(a, ...) DIAL9__VAL(a) DIAL9__V14(__VA_ARGS__)
+#define DIAL9__V16(a, ...) DIAL9__VAL(a) DIAL9__V15(__VA_ARGS__)
+#define DIAL9__V17(a, ...) DIAL9__VAL(a) DIAL9__V16(__VA_ARGS__)
+#define DIAL9__V18(a, ...) DIAL9__VAL(a) DIAL9__V17(__VA_ARGS__)
+#define DIAL9__V19(a, ...) DIAL9__VAL(a) DIAL9__V18(__VA_ARGS__)
+#define DIAL9__V20(a, ...) DIAL9__VAL(a) DIAL9__V19(__VA_ARGS__)
+#define DIAL9__V21(a, ...) DIAL9__VAL(a) DIAL9__V20(__VA_ARGS__)
+#define DIAL9__V22(a, ...) DIAL9__VAL(a) DIAL9__V21(__VA_ARGS__)
+#define DIAL9__V23(a, ...) DIAL9__VAL(a) DIAL9__V22(__VA_ARGS__)
+#define DIAL9__V24(a, ...) DIAL9__VAL(a) DIAL9__V23(__VA_ARGS__)
+#define DIAL9__V25(a, ...) DIAL9__VAL(a) DIAL9__V24(__VA_ARGS__)
+#define DIAL9__V26(a, ...) DIAL9__VAL(a) DIAL9__V25(__VA_ARGS__)
+#define DIAL9__V27(a, ...) DIAL9__VAL(a) DIAL9__V26(__VA_ARGS__)
+#define DIAL9__V28(a, ...) DIAL9__VAL(a) DIAL9__V27(__VA_ARGS__)
+#define DIAL9__V29(a, ...) DIAL9__VAL(a) DIAL9__V28(__VA_ARGS__)
+#define DIAL9__V30(a, ...) DIAL9__VAL(a) DIAL9__V29(__VA_ARGS__)
+#define DIAL9__V31(a, ...) DIAL9__VAL(a) DIAL9__V30(__VA_ARGS__)
+#define DIAL9__V32(a, ...) DIAL9__VAL(a) DIAL9__V31(__VA_ARGS__)
+
+#define DIAL9__EMIT(typep, fields, n, ...)                                \
 	do {                                                              \
 		if (dial9_enabled()) {                                    \
 			const struct dial9_value dial9__v[] = {           \
-				{ 0 }, __VA_ARGS__                        \
+				{ 0 } DIAL9__VALUES(n, __VA_ARGS__)       \
 			};                                                \
 			dial9__emit_values((typep), (fields) + 1,         \
 					   DIAL9__NARGS(fields),          \
@@ -766,12 +837,16 @@ dial9__emit_values(struct dial9_event_type *t, const struct dial9_field *f,
 	} while (0)
 
 /* DIAL9_EMIT(req_done, dial9_u64(200), dial9_str(path)); */
-#define DIAL9_EMIT(var, ...) DIAL9__EMIT(&(var), var##__dial9_f, __VA_ARGS__)
+#define DIAL9_EMIT(var, ...)                                              \
+	DIAL9__EMIT(&(var), var##__dial9_f,                               \
+		    DIAL9__COUNT(var, ##__VA_ARGS__), __VA_ARGS__)
 /* Fields given at begin; the end event carries the values at the end. */
 #define DIAL9_SPAN_BEGIN(var, ...)                                        \
-	DIAL9__EMIT(&(var).begin, var##__dial9_f, __VA_ARGS__)
+	DIAL9__EMIT(&(var).begin, var##__dial9_f,                         \
+		    DIAL9__COUNT(var, ##__VA_ARGS__), __VA_ARGS__)
 #define DIAL9_SPAN_END(var, ...)                                          \
-	DIAL9__EMIT(&(var).end, var##__dial9_f, __VA_ARGS__)
+	DIAL9__EMIT(&(var).end, var##__dial9_f,                           \
+		    DIAL9__COUNT(var, ##__VA_ARGS__), __VA_ARGS__)
 
 /* Counters (increments) and gauges (levels) with a unit, e.g. "bytes".
  * name and unit are interned: pass strings that repeat. */

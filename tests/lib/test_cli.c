@@ -227,6 +227,38 @@ static void corrupt_input(void **state)
 	free(src);
 }
 
+/* Calls that do not match their type: lost, and said so by info. */
+static void info_invalid_calls(void **state)
+{
+	char *d = test_tmpdir("cli-invalid"), *args, *out;
+	struct dial9_config c;
+	struct dial9_value v = dial9_str("not a u64");
+	int status;
+	(void)state;
+
+	dial9_config_init(&c);
+	c.trace_dir = d;
+	c.sched = DIAL9_SCHED_OFF;
+	assert_int_equal(dial9_start(&c), 0);
+	DIAL9_EMIT(t_ev, dial9_u64(1), dial9_str("ok"), dial9_f64(1),
+		   dial9_bytes("", 0));
+	for (int i = 0; i < 3; i++)
+		dial9__emit(&t_ev, &v, 1);	/* too few, mistyped */
+	assert_int_equal(dial9_flush(10000), 0);
+	assert_int_equal(dial9_stop(), 0);
+	if (asprintf(&args, "info %s", d) < 0)
+		abort();
+	out = run(args, 0, &status);
+	assert_int_equal(status, 0);
+	assert_non_null(strstr(out, "3 application events (dial9.lost)"));
+	assert_non_null(strstr(out, "  lost     3 events (application, 3 of "
+				    "them invalid calls)"));
+	free(out);
+	free(args);
+	test_rm_rf(d);
+	free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +266,7 @@ int main(void)
 		cmocka_unit_test(dump_sorted),
 		cmocka_unit_test(info_summary),
 		cmocka_unit_test(corrupt_input),
+		cmocka_unit_test(info_invalid_calls),
 	};
 
 	return cmocka_run_group_tests(tests, make_trace, remove_trace);

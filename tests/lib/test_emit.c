@@ -3,9 +3,10 @@
  * test_emit.c - the record path's typed fast path (dial9__emit_scalars,
  * taken by DIAL9_EMIT for declarations whose fields are all scalars)
  * against the generic one (dial9__emit): both read back exactly, calls
- * that do not match their declaration are dropped and never written,
- * and an event that fits a batch only without its schema frame is
- * counted lost instead of overrunning the buffer.
+ * that do not match their declaration are dropped, never written,
+ * and counted lost and invalid (dial9_get_stats() and dial9.lost), and
+ * an event that fits a batch only without its schema frame is counted
+ * lost instead of overrunning the buffer.
  */
 #include <float.h>
 #include <math.h>
@@ -69,6 +70,7 @@ static void cfg_for(struct dial9_config *c, const char *dir)
 struct seen {
 	unsigned int sc_fast, sc_generic, span_b, span_e, none, nine, str;
 	unsigned int big;
+	uint64_t invalid; /* dial9.lost's invalid field, summed */
 	int bad;
 };
 
@@ -121,6 +123,8 @@ static void visit(const struct dial9_record *r, void *arg)
 		s->str++;
 	} else if (!strncmp(n, "fast.big", 8)) {
 		s->big++;
+	} else if (!strcmp(n, "dial9.lost")) {
+		s->invalid += dial9_record_field(r, "invalid")->u64;
 	}
 }
 
@@ -160,7 +164,8 @@ static void scalars_read_back(void **state)
 		v[3] = dial9_bool(k % 3 == 0);
 		dial9__emit(&t_sc, v, 4);
 	}
-	/* calls that do not match their declaration: dropped, not written */
+	/* calls that do not match their declaration: dropped, not written,
+	 * counted lost (and invalid) in the stats and in the trace */
 	DIAL9_EMIT(t_sc, dial9_u64(1), dial9_u64(2), dial9_f64(3),
 		   dial9_bool(1)); /* U64 for I64 */
 	DIAL9_EMIT(t_sc, dial9_u64(1));       /* too few values */
@@ -171,13 +176,15 @@ static void scalars_read_back(void **state)
 	assert_int_equal(dial9_flush(10000), 0);
 	assert_int_equal(dial9_stop(), 0);
 	assert_int_equal(dial9_get_stats(&st), 0);
-	assert_int_equal(st.events_lost, 0);
+	assert_int_equal(st.events_lost, 6);
+	assert_int_equal(st.events_invalid, 6);
 
 	boot = test_boot_dir(dir);
 	assert_non_null(boot);
 	test_decode_dir(boot, &cnt, visit, &s);
 	assert_int_equal(cnt.err, 0);
-	assert_int_equal(cnt.lost, 0);
+	assert_int_equal(cnt.lost, 6);
+	assert_int_equal(s.invalid, 6);
 	assert_int_equal(s.bad, 0);
 	assert_int_equal(s.sc_fast, NEV);
 	assert_int_equal(s.sc_generic, NEV);

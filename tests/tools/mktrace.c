@@ -6,6 +6,10 @@
  *                        (what check_export.js and report_browser.js expect)
  *   mktrace sched DIR    traces of scheduler losses and totals, one
  *                        directory per case (what check_sched.js expects)
+ *   mktrace utf8 DIR     names cut inside a UTF-8 character (as the
+ *                        kernel cuts comm at 15 bytes) and invalid bytes
+ *                        in a string field
+ *   mktrace clock DIR    a clock-sync pair at the ends of the ranges
  *   mktrace record DIR   a real recording through the perf backend: two
  *                        threads ping-pong through pipes inside spans,
  *                        with counters; exit 77 where perf is not permitted
@@ -438,14 +442,65 @@ static int record(const char *dir)
 	return 0;
 }
 
+/* pid 100: thread 201 whose names end inside a character. */
+static int utf8(const char *dir)
+{
+	static const struct dial9_field f_note[] = { { "text", DIAL9_STR } };
+	struct dial9_encoder *e;
+	struct dial9_value v[3];
+
+	CHECK(dial9_encoder_new(&e));
+	preamble(e);
+	CHECK(dial9_encoder_begin_stream(e));
+	/* "worker-caf\xc3\xa9" cut after the \xc3, "\xe6\x97\xa5\xe6\x9c\xac"
+	 * after the second \xe6\x9c */
+	CHECK(dial9_encoder_thread(e, 201, "worker-caf\xc3"));
+	CHECK(dial9_encoder_schema(e, COMM, DIAL9_KIND_INSTANT, "sched.comm", 3, f_comm));
+	CHECK(dial9_encoder_schema(e, OUT, DIAL9_KIND_INSTANT, "sched.switch_out", 6, f_out));
+	CHECK(dial9_encoder_schema(e, IN, DIAL9_KIND_INSTANT, "sched.switch_in", 6, f_in));
+	CHECK(dial9_encoder_schema(e, INSTANT, DIAL9_KIND_INSTANT, "note", 1, f_note));
+	v[0] = dial9_u64(201); v[1] = dial9_u64(100);
+	v[2] = dial9_istr("\xe6\x97\xa5\xe6\x9c");
+	CHECK(dial9_encoder_event(e, COMM, US(0), v));
+	sw_in(e, 1, 201, true, 5);
+	v[0] = dial9_str("bad \xff\xfe, cut \xf0\x9f\x98, ok \xc3\xa9");
+	CHECK(dial9_encoder_event(e, INSTANT, US(2), v));
+	sw_out(e, 3, 201, false);
+	CHECK(dial9_encoder_end_stream(e));
+	save(e, dir, "00000001.dial9");
+	dial9_encoder_free(e);
+	return 0;
+}
+
+/* Wall clock near the top of the range, an event long after the sync. */
+static int clock_extreme(const char *dir)
+{
+	struct dial9_encoder *e;
+	struct dial9_value v = dial9_istr("late");
+
+	CHECK(dial9_encoder_new(&e));
+	CHECK(dial9_encoder_begin_stream(e));
+	CHECK(dial9_encoder_clock_sync(e, 0, (uint64_t)INT64_MAX - 1));
+	CHECK(dial9_encoder_schema(e, INSTANT, DIAL9_KIND_INSTANT, "late", 1, f_inst));
+	CHECK(dial9_encoder_event(e, INSTANT, UINT64_MAX / 2, &v));
+	CHECK(dial9_encoder_end_stream(e));
+	save(e, dir, "00000001.dial9");
+	dial9_encoder_free(e);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "synth"))
 		return synth(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "sched"))
 		return sched_cases(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "utf8"))
+		return utf8(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "clock"))
+		return clock_extreme(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "record"))
 		return record(argv[2]);
-	fprintf(stderr, "usage: mktrace synth|sched|record DIR\n");
+	fprintf(stderr, "usage: mktrace synth|sched|utf8|clock|record DIR\n");
 	return 2;
 }

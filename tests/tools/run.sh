@@ -91,5 +91,8 @@ else
 		bad "report (recorded)"
 fi
 
+step "hostile inputs (tests/tools/inputs.sh)"
+tests/tools/inputs.sh "$B" || bad "hostile inputs"
+
 [ "$fail" = 0 ] && echo "test-tools: all passed"
 exit $fail
