@@ -110,11 +110,11 @@ $(BUILD)/tools/report_html.c: tools/report.html
 	  echo 'const unsigned long dial9_report_html_len = sizeof(dial9_report_html) - 1;'; \
 	} > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/tools/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) lib/include/dial9.h \
+$(BUILD)/tools/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) $(LIB_HDRS) \
 		$(LIB_A) $(LIB_CONF)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -std=gnu11 -O2 -g $(WARN) $(CFLAGS) $(LDFLAGS) \
-		-D_GNU_SOURCE -DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Iuapi \
+		-D_GNU_SOURCE -DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Ilib -Iuapi \
 		-o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
 
 # ---- tests -------------------------------------------------------------------
@@ -170,11 +170,11 @@ test-lib: lib $(if $(TOOL_SRCS),tools) $(LIB_TEST_BINS) fuzz-build s3-server
 TOOLS_T := $(BUILD)/tests/tools
 TEST_TARGETS += test-tools
 
-$(TOOLS_T)/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) lib/include/dial9.h \
+$(TOOLS_T)/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) $(LIB_HDRS) \
 		$(LIB_A) $(LIB_CONF)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g $(WARN) $(ASAN_FLAGS) -D_GNU_SOURCE \
-		-DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Iuapi -o $@ $(TOOL_SRCS) \
+		-DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Ilib -Iuapi -o $@ $(TOOL_SRCS) \
 		$(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
 
 $(TOOLS_T)/mktrace: tests/tools/mktrace.c lib/include/dial9.h $(LIB_A)

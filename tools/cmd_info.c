@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "sched_read.h"
+#include "sched_report.h"
 
 static FILE *o;			/* the body, printed after the losses */
 static struct sched_stats losses;	/* of all files */
@@ -136,23 +137,23 @@ static int sched_event(struct summary *s, struct sched_fields *cache,
 			f = &cache[i];
 	if (!f) {
 		f = &cache[*ncache < 8 ? (*ncache)++ : 7];
-		sched_fields_lookup(f, r->schema);
+		d9_sched_fields_lookup(f, r->schema);
 	}
 	switch (f->kind) {
 	case SK_LOST:
 		s->sched_windows++;
 		/* fall through */
 	case SK_UNFOLLOWED:
-		ret = sched_feed(&losses, f, r, src);
+		ret = d9_sched_feed(&losses, f, r, src);
 		break;
 	case SK_APP_LOST:
-		s->lost += sched_fu64(r, f->events);
-		losses.lost_app += sched_fu64(r, f->events);
+		s->lost += d9_sched_fu64(r, f->events);
+		losses.lost_app += d9_sched_fu64(r, f->events);
 		break;
 	default:
 		if (f->cpu >= 0)
-			ret = sched_stats_cpu_seen(&losses, src,
-				(uint32_t)sched_fu64(r, f->cpu), r->ts_ns);
+			ret = d9_sched_stats_cpu_seen(&losses, src,
+				(uint32_t)d9_sched_fu64(r, f->cpu), r->ts_ns);
 	}
 	s->sched_lost += losses.lost - lost;
 	return ret;
@@ -193,7 +194,7 @@ static int info_file(const char *path, struct summary *s)
 			}
 			break;
 		case DIAL9_REC_METADATA:
-			ret = sched_meta_source(&losses, &r);
+			ret = d9_sched_meta_source(&losses, &r);
 			if (ret < 0)
 				goto out;
 			src = (uint32_t)ret;
@@ -249,7 +250,7 @@ int cmd_info(int argc, char **argv)
 		cli_free_paths(paths, n);
 		return 1;
 	}
-	sched_stats_init(&losses);
+	d9_sched_stats_init(&losses);
 	for (int i = 0; i < n; i++) {
 		struct summary s = { 0 };
 
@@ -270,6 +271,6 @@ int cmd_info(int argc, char **argv)
 	fputc('\n', stdout);
 	fwrite(body, 1, body_len, stdout);
 	free(body);
-	sched_stats_free(&losses);
+	d9_sched_stats_free(&losses);
 	return rc;
 }

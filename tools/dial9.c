@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "grow.h"
 
 static const struct {
 	const char *name;
@@ -243,20 +244,7 @@ static int lz4_inflate(const uint8_t *in, size_t n, struct cli_file *f)
 
 int cli_grow(void **v, size_t *cap, size_t need, size_t size)
 {
-	size_t nc;
-	void *nv;
-
-	if (need <= *cap)
-		return 0;
-	nc = *cap ? *cap : 64;
-	while (nc < need)
-		nc *= 2;
-	nv = realloc(*v, nc * size);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = nc;
-	return 0;
+	return d9_grow(v, cap, need, size);
 }
 
 int cli_map(const char *path, struct cli_file *f)

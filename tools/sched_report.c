@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched_stats.h"
+#include "sched_report.h"
 
 #define SHOW_WINDOWS 20		/* loss windows listed in text */
 
@@ -189,7 +189,11 @@ static void thread_json(const struct sched_stats *st, struct sched_thread *t,
 			FILE *out)
 {
 	const struct sched_source *s = &st->srcs[t->src];
+	char utc[40];
 
+	d9_sched_utc(t->delay_count ? d9_sched_wall_ns(st, t->src,
+						       t->delay_max_at) : 0,
+		     utc, sizeof(utc));
 	fprintf(out, "{\"tid\":%u,\"pid\":%u,\"name\":", t->tid, t->tgid);
 	json_str(out, t->name, sizeof(t->name));
 	if (s->host) {
@@ -209,14 +213,16 @@ static void thread_json(const struct sched_stats *st, struct sched_thread *t,
 		",\"sum_ns\":%" PRIu64 ",\"avg_ns\":%" PRIu64
 		",\"p50_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64
 		",\"max_ns\":%" PRIu64 ",\"max_at_ns\":%" PRIu64
-		"},\"migrations\":%" PRIu64 ",\"sampled\":%s}",
+		",\"max_at_utc\":%s%s%s},\"migrations\":%" PRIu64
+		",\"sampled\":%s}",
 		t->voluntary + t->involuntary, t->voluntary, t->involuntary,
 		t->on_cpu_ns, t->runnable_ns, t->blocked_ns, t->unknown_ns,
 		t->runq_total_ns, t->waits, t->unknown_delays,
 		t->totals ? "true" : "false", t->delay_count, t->delay_sum,
 		t->delay_count ? t->delay_sum / t->delay_count : 0,
-		sched_thread_percentile(t, 50), sched_thread_percentile(t, 99),
-		t->delay_max, t->delay_max_at, t->migrations,
+		d9_sched_thread_percentile(t, 50), d9_sched_thread_percentile(t, 99),
+		t->delay_max, t->delay_max_at, *utc ? "\"" : "",
+		*utc ? utc : "null", *utc ? "\"" : "", t->migrations,
 		t->sampled ? "true" : "false");
 }
 
@@ -233,8 +239,8 @@ static void thread_text(const struct sched_stats *st, struct sched_thread *t,
 		t->blocked_ns / 1e6, t->unknown_ns / 1e6, t->waits,
 		t->delay_count, t->unknown_delays,
 		t->delay_count ? t->delay_sum / 1e3 / t->delay_count : 0,
-		sched_thread_percentile(t, 50) / 1e3,
-		sched_thread_percentile(t, 99) / 1e3, t->delay_max / 1e3,
+		d9_sched_thread_percentile(t, 50) / 1e3,
+		d9_sched_thread_percentile(t, 99) / 1e3, t->delay_max / 1e3,
 		t->migrations);
 }
 
@@ -260,8 +266,7 @@ void sched_stats_report(struct sched_stats *st,
 			continue;
 		if (t->delay_max < o->min_delay_ns)
 			continue;
-		if (!t->delay_count && !t->voluntary && !t->involuntary &&
-		    !t->sampled && !t->unknown_delays && !t->waits)
+		if (!d9_sched_thread_active(t))
 			continue;
 		v[n++] = t;
 	}
@@ -298,12 +303,19 @@ void sched_stats_report(struct sched_stats *st,
 		thread_text(st, v[i], hosts, out);
 		unknown += v[i]->unknown_delays;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (v[i]->delay_count)
-			fprintf(out, "max delay of %u (%s): %.1f us at %.6f s\n",
-				v[i]->tid, v[i]->name[0] ? v[i]->name : "?",
-				v[i]->delay_max / 1e3,
-				v[i]->delay_max_at / 1e9);
+	for (size_t i = 0; i < n; i++) {
+		char utc[40];
+
+		if (!v[i]->delay_count)
+			continue;
+		d9_sched_utc(d9_sched_wall_ns(st, v[i]->src,
+					      v[i]->delay_max_at),
+			     utc, sizeof(utc));
+		fprintf(out, "max delay of %u (%s): %.1f us at %.6f s%s%s%s\n",
+			v[i]->tid, v[i]->name[0] ? v[i]->name : "?",
+			v[i]->delay_max / 1e3, v[i]->delay_max_at / 1e9,
+			*utc ? " (" : "", utc, *utc ? ")" : "");
+	}
 	fprintf(out, "(runq_ms: total runqueue wait and waits its count%s; delays, avg, p50, p99, max: the waits whose length is known; unk: waits of unknown length%s)\n",
 		" (exact from the scheduler's totals where the trace has them)",
 		unknown ? ", not in the per-wait figures" : "");
