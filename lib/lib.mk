@@ -37,7 +37,7 @@ DIAL9_S3 ?= 1
 override DIAL9_S3 := $(if $(filter 0 no,$(DIAL9_S3)),0,1)
 LIB_CPPFLAGS := -D_GNU_SOURCE -DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Ilib -Iuapi
 LIB_CFLAGS := -std=gnu11 -O2 -g $(WARN) -pthread
-LIB_LDLIBS := $(strip -luring -llz4 $(if $(filter 1,$(DIAL9_S3)),-lcurl -lcrypto) -pthread)
+LIB_LDLIBS := $(strip -luring -llz4 -lz $(if $(filter 1,$(DIAL9_S3)),-lcurl -lcrypto) -pthread)
 LIB_CONF := $(LIB_B)/build-options
 
 LIB_SO := $(LIB_B)/libdial9.so.$(LIB_VERSION)
