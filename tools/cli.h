@@ -62,5 +62,6 @@ int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
+int cmd_fleet(int argc, char **argv);
 
 #endif
