@@ -6,6 +6,8 @@
 #   make test-lib     cmocka tests under ASan+UBSan, threading tests under
 #                     TSan, and each fuzz target for LIB_FUZZ_SECS seconds
 #   make fuzz         each fuzz target for FUZZ_SECS seconds
+#   make test-fleet   segment summaries of three hosts through S3, read by
+#                     DuckDB, dial9 sched and dial9 fleet (tests/fleet)
 #   make bench        record cost, end to end, bytes (parts 3-5 of issue 6),
 #                     after make bench-product (bench-sched, bench-idle)
 #   make bench-idle   an idle recorder's CPU and wake-ups on the host
@@ -196,6 +198,24 @@ s3-server: $(S3_SERVER_STAMP)
 $(S3_SERVER_STAMP): tests/s3/package.json tests/s3/package-lock.json
 	cd tests/s3 && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
+
+# ---- fleet summaries: three hosts ship to the S3 test server, DuckDB
+# (@duckdb/node-api from the npm registry, pinned by
+# tests/fleet/package-lock.json) reads the summaries where they lie, and
+# dial9 sched and dial9 fleet must agree with it (tests/fleet/run.sh) --
+FLEET_STAMP := tests/fleet/node_modules/.dial9-installed
+TEST_TARGETS += test-fleet
+
+.PHONY: test-fleet fleet-deps
+fleet-deps: $(FLEET_STAMP)
+
+$(FLEET_STAMP): tests/fleet/package.json tests/fleet/package-lock.json
+	cd tests/fleet && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+test-fleet: $(TOOLS_T)/dial9 s3-server fleet-deps
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		timeout 600 tests/fleet/run.sh $(TOOLS_T)/dial9 $(BUILD)/tests/fleet
 
 # ---- fuzzing (clang libFuzzer) ----------------------------------------------
 FUZZ_B := $(BUILD)/fuzz

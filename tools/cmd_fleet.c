@@ -218,7 +218,7 @@ static void print_text(const struct group *g, size_t n, const struct opts *o,
 	if (o->by == BY_THREAD)
 		printf("%8s %8s %-16s ", "pid", "tid", "thread");
 	printf("%9s %9s %-27s %14s %10s %7s %5s\n", "p99_us", "max_us",
-	       "max_at (UTC)", "max_at_mono_s", "runq_ms", "waits", "segs");
+	       "max_at (UTC)", "max_at_mono_s", "runq_ms", "waits", "rows");
 	for (size_t i = 0; i < n; i++) {
 		const struct fleet_row *f = g[i].first, *m = g[i].worst_max;
 
@@ -236,7 +236,7 @@ static void print_text(const struct group *g, size_t n, const struct opts *o,
 		       g[i].runq_total_ns / 1e6, g[i].waits, g[i].rows);
 		lost += g[i].lost_sched;
 	}
-	printf("\n(p99: the worst p99 of one thread in one segment; max: the longest wait, at wall clock and trace time; segs: thread rows of segments)\n");
+	printf("\n(p99: the worst p99 of one thread in one segment; max: the longest wait, at wall clock and trace time; rows: one per thread per segment)\n");
 	for (size_t i = 0; i < n; i++)
 		printf("worst of #%zu: %s\n", i + 1, g[i].worst_max->segment);
 	if (lost)
