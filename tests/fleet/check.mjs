@@ -33,11 +33,10 @@ const src = `read_json('${glob}', hive_partitioning = true, format = 'newline_de
 
 // ---- every row against dial9 sched on its segment ----
 const rows = await q(`SELECT * FROM ${src} ORDER BY host, service_name, segment, tid`);
-const sched = new Map(); // segment path below the bucket -> dial9 sched --json
-for (const rel of fs.readFileSync(path.join(out, 'sched', 'index.txt'), 'utf8').trim().split('\n'))
-	sched.set(rel, JSON.parse(fs.readFileSync(path.join(out, 'sched', rel.replaceAll('/', '_') + '.json'), 'utf8')));
 const prefix = 'fleet-traces/';
 const segOf = (r) => r.segment.startsWith(prefix) ? r.segment.slice(prefix.length) : r.segment;
+
+const sched = loadSched('sched');
 
 check('DuckDB reads every summary, rows of three hosts and two services', () => {
 	assert.ok(rows.length >= 8, `${rows.length} rows`);
@@ -55,7 +54,16 @@ check('the Hive partitions agree with the rows', () => {
 	}
 });
 
-check('each row is dial9 sched of that thread in that segment', () => {
+function loadSched(dir) {
+	const m = new Map(); // segment path below the directory -> dial9 sched --json
+	for (const rel of fs.readFileSync(path.join(out, dir, 'index.txt'), 'utf8').trim().split('\n'))
+		m.set(rel, JSON.parse(fs.readFileSync(path.join(out, dir, rel.replaceAll('/', '_') + '.json'), 'utf8')));
+	return m;
+}
+
+// Every row equals dial9 sched of that thread in that segment, and no
+// thread of dial9 sched is missing; returns how many rows were compared.
+function sameAsSched(rows, sched, segOf) {
 	let compared = 0;
 	const seen = new Map();
 	for (const r of rows) {
@@ -95,7 +103,11 @@ check('each row is dial9 sched of that thread in that segment', () => {
 	for (const [rel, s] of sched)
 		if (s.threads.length)
 			assert.equal(seen.get(rel), s.threads.length, `threads of ${rel}`);
-	assert.ok(compared >= 8);
+	return compared;
+}
+
+check('each row is dial9 sched of that thread in that segment', () => {
+	assert.ok(sameAsSched(rows, sched, segOf) >= 8);
 });
 
 // ---- worst p99 by host and service ----
@@ -203,6 +215,25 @@ check('dial9 fleet --fetch downloads the segments of the worst delays', () => {
 	for (const k of got) /* byte for byte what dial9 fetch got from the bucket */
 		assert.ok(fs.readFileSync(path.join(out, 'worst', k.slice(prefix.length)))
 			.equals(fs.readFileSync(path.join(bucket, k.slice(prefix.length)))));
+});
+
+// ---- write-back: the same layout below the directory ----
+const wbRows = await q(`SELECT * FROM read_json('${path.join(out, 'wb', 'summary', '**', '*.json.gz')}',
+	hive_partitioning = true, format = 'newline_delimited') ORDER BY segment, tid`);
+check('write-back: summaries under {dir}/summary/version=1/..., each row dial9 sched\'s', () => {
+	assert.ok(wbRows.length >= 2, `${wbRows.length} rows`);
+	for (const r of wbRows) {
+		assert.equal(r.host, 'wb-1');
+		assert.equal(r.instance, 'wb-1');
+		assert.equal(r.service, 'batch');
+		assert.ok(fs.existsSync(path.join(out, 'wb', r.segment)), `${r.segment} is not in the directory`);
+	}
+	assert.equal(sameAsSched(wbRows, loadSched('sched-wb'), (r) => r.segment), wbRows.length);
+	const j = fleet('fleet-wb.json');
+	assert.equal(j.groups.length, 1);
+	assert.equal(j.groups[0].host, 'wb-1');
+	assert.equal(j.groups[0].p99_ns, Math.max(...wbRows.filter((r) => Number(r.delay_count) || Number(r.waits))
+		.map((r) => Number(r.delay_p99_ns))));
 });
 
 console.log(`${passed} passed, ${failed} failed`);

@@ -102,5 +102,20 @@ cat "$OUT/record-gone.log"
 grep -Eq ' 0 summaries \([1-9][0-9]* lost\)' "$OUT/record-gone.log" ||
 	{ echo "fleet: summaries that could not be shipped are not counted as lost"; exit 1; }
 
+# Write-back: the summaries in the same layout below the directory.
+env -u DIAL9_S3_BUCKET DIAL9_HOST_NAME=wb-1 DIAL9_SERVICE_NAME=batch \
+	DIAL9_WRITE_BACK_DIR="$OUT/wb" "$D9" record -o "$OUT/local/wb" -- \
+	bash -c "$(declare -f busy); busy 2 300000" 2>"$OUT/record-wb.log"
+cat "$OUT/record-wb.log"
+grep -Eq ' [1-9][0-9]* summaries \(0 lost\)' "$OUT/record-wb.log" ||
+	{ echo "fleet: write-back: no summaries, or lost ones"; exit 1; }
+mkdir -p "$OUT/sched-wb"
+find "$OUT/wb" -name '*.dial9.lz4' | sort | while read -r seg; do
+	rel=${seg#"$OUT/wb/"}
+	"$D9" sched --json "$seg" >"$OUT/sched-wb/$(echo "$rel" | tr / _).json"
+	echo "$rel" >>"$OUT/sched-wb/index.txt"
+done
+"$D9" fleet "$OUT/wb" --json >"$OUT/fleet-wb.json"
+
 cd "$HERE" && node check.mjs "$OUT"
 echo "fleet: $(($(date +%s) - T0)) s"
