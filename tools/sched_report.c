@@ -145,9 +145,13 @@ static void loss_lines(const struct sched_stats *st, FILE *out)
 	free(v);
 	for (size_t i = 0; i < st->nloss && i < SHOW_WINDOWS; i++) {
 		const struct sched_loss *l = &st->losses[i];
+		char utc[40];
 
-		fprintf(out, "  window %.6f .. %.6f s (%.3f ms) cpu %u: %" PRIu64
-			" records\n", l->from / 1e9, l->to / 1e9,
+		d9_sched_utc(d9_sched_wall_ns(st, l->src, l->from), utc,
+			     sizeof(utc));
+		fprintf(out, "  window %.6f .. %.6f s%s%s%s (%.3f ms) cpu %u: %"
+			PRIu64 " records\n", l->from / 1e9, l->to / 1e9,
+			*utc ? " (from " : "", utc, *utc ? ")" : "",
 			(l->to - l->from) / 1e6, l->cpu, l->count);
 	}
 	if (st->nloss > SHOW_WINDOWS)
@@ -171,10 +175,14 @@ static void losses_json(const struct sched_stats *st, FILE *out)
 	fprintf(out, "],\"loss_windows\":[");
 	for (size_t i = 0; i < st->nloss; i++) {
 		const struct sched_loss *l = &st->losses[i];
+		char utc[40];
 
+		d9_sched_utc(d9_sched_wall_ns(st, l->src, l->from), utc,
+			     sizeof(utc));
 		fprintf(out, "%s{\"cpu\":%u,\"from_ns\":%" PRIu64 ",\"to_ns\":%"
-			PRIu64 ",\"records\":%" PRIu64 "}", i ? "," : "",
-			l->cpu, l->from, l->to, l->count);
+			PRIu64 ",\"from_utc\":%s%s%s,\"records\":%" PRIu64 "}",
+			i ? "," : "", l->cpu, l->from, l->to, *utc ? "\"" : "",
+			*utc ? utc : "null", *utc ? "\"" : "", l->count);
 	}
 	fprintf(out, "],\"unfollowed\":[");
 	for (size_t i = 0; i < st->nunfollowed; i++)

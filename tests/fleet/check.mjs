@@ -94,6 +94,10 @@ function sameAsSched(rows, sched, segOf) {
 			assert.equal(r.delay_max_at.replace(' ', 'T').slice(0, 23),
 				     x.delay.max_at_utc.slice(0, 23));
 		}
+		// wall clock = the segment's clock sync moved by the trace's time
+		if (x.delay.count)
+			assert.equal(BigInt(r.delay_max_at_ns), BigInt(r.window_start_ns) +
+				     BigInt(r.delay_max_at_mono_ns) - BigInt(r.window_start_mono_ns));
 		const h = r.hist_us_log2.map(Number);
 		assert.equal(h.reduce((a, b) => a + b, 0), x.delay.count);
 		seen.set(segOf(r), (seen.get(segOf(r)) || 0) + 1);
