@@ -680,7 +680,8 @@ static int run(int argc, char **argv, bool fetch)
 			total += v[i].size;
 		}
 		if (isatty(2))
-			fprintf(stderr, "%zu segments, %llu bytes\n", n, total);
+			fprintf(stderr, "%zu %s, %llu bytes\n", n,
+				f.summaries ? "summaries" : "segments", total);
 	} else {
 		unsigned long long bytes = 0;
 		size_t got = 0, skipped = 0;
