@@ -196,9 +196,31 @@ static void print_json(const struct group *g, size_t n, const struct opts *o,
 	printf("]}\n");
 }
 
+/*
+ * The segment as a local file when DIR holds it too: a write-back
+ * directory names it below itself, a fetched bucket below the prefix.
+ */
+static void print_segment(const char *local, const char *seg)
+{
+	const char *rel[2] = { seg, strchr(seg, '/') };
+	char path[4096];
+
+	for (int i = 0; local && i < 2; i++) {
+		if (!rel[i])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", local,
+			 rel[i] + (i ? 1 : 0));
+		if (!access(path, R_OK)) {
+			printf("%s\n", path);
+			return;
+		}
+	}
+	printf("%s\n", seg);
+}
+
 static void print_text(const struct group *g, size_t n, const struct opts *o,
 		       const struct fleet_rows *rows, long long since,
-		       long long until)
+		       long long until, const char *local)
 {
 	char a[40], b[40];
 	uint64_t lost = 0;
@@ -237,8 +259,10 @@ static void print_text(const struct group *g, size_t n, const struct opts *o,
 		lost += g[i].lost_sched;
 	}
 	printf("\n(p99: the worst p99 of one thread in one segment; max: the longest wait, at wall clock and trace time; rows: one per thread per segment)\n");
-	for (size_t i = 0; i < n; i++)
-		printf("worst of #%zu: %s\n", i + 1, g[i].worst_max->segment);
+	for (size_t i = 0; i < n; i++) {
+		printf("worst of #%zu: ", i + 1);
+		print_segment(local, g[i].worst_max->segment);
+	}
 	if (lost)
 		printf("warning: %" PRIu64 " scheduler records were lost in these segments: figures are incomplete\n",
 		       lost);
@@ -446,7 +470,8 @@ int cmd_fleet(int argc, char **argv)
 	if (o.json)
 		print_json(g, ng, &o, &rows, f.since, f.until);
 	else
-		print_text(g, ng, &o, &rows, f.since, f.until);
+		print_text(g, ng, &o, &rows, f.since, f.until,
+			   dir == src ? dir : NULL);
 	if (fetch_dir && ng) {
 		const char **args = calloc(7 + 4 * ng, sizeof(*args));
 		int n = 0, first;

@@ -92,6 +92,10 @@ done
 "$D9" fleet "$OUT/bucket" --by service --json >"$OUT/fleet-services.json"
 "$D9" fleet "$OUT/bucket" --until 2020-01-01 --json >"$OUT/fleet-past.json"
 "$D9" fleet "$OUT/bucket" --since yesterday | tee "$OUT/fleet.txt"
+worst=$(awk '/^worst of #1: /{print $4}' "$OUT/fleet.txt")
+[ -f "$worst" ] || { echo "fleet: the worst segment is not named as a local file: '$worst'"; exit 1; }
+"$D9" sched "$worst" | grep -q 'max delay of' ||
+	{ echo "fleet: dial9 sched finds no delay in the worst segment"; exit 1; }
 "$D9" fleet "$BUCKET" --top 2 --fetch "$OUT/worst" >"$OUT/fleet-fetch.txt"
 
 # A destination that is gone: the summaries are counted as lost.
