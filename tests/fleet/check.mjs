@@ -172,10 +172,12 @@ check('dial9 fleet from S3 (--since 1h --until now) gives the same', () => {
 
 {
 	const byHost = (await q(`SELECT host, max(delay_p99_ns) AS p99 FROM ${src}
-		WHERE delay_count > 0 OR waits > 0 GROUP BY host ORDER BY p99 DESC, host`))
+		WHERE delay_count > 0 OR waits > 0 GROUP BY host
+		ORDER BY p99 DESC, max(delay_max_ns) DESC, host`))
 		.map((r) => [r.host, Number(r.p99)]);
 	const bySvc = (await q(`SELECT service_name AS s, max(delay_p99_ns) AS p99 FROM ${src}
-		WHERE delay_count > 0 OR waits > 0 GROUP BY s ORDER BY p99 DESC, s`))
+		WHERE delay_count > 0 OR waits > 0 GROUP BY s
+		ORDER BY p99 DESC, max(delay_max_ns) DESC, s`))
 		.map((r) => [r.s, Number(r.p99)]);
 	const byThread = (await q(`SELECT host, service_name AS s, boot_id, tid,
 		max(delay_p99_ns) AS p99 FROM ${src} WHERE delay_count > 0 OR waits > 0
