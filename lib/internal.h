@@ -186,6 +186,7 @@ struct d9_segw;
 struct d9_seg_opts {
 	const char *trace_dir;
 	const char *service;
+	const char *host;          /* NULL: gethostname() */
 	uint64_t rotation_ns;
 	uint64_t max_disk;
 	uint64_t max_file;

@@ -78,3 +78,8 @@ void d9_json_fwrite(FILE *f, const void *s, size_t len, unsigned int flags)
 	}
 	fputc('"', f);
 }
+
+void d9_json_str(FILE *f, const char *s)
+{
+	d9_json_fwrite(f, s ? s : "", s ? strlen(s) : 0, 0);
+}

@@ -9,6 +9,8 @@
 #                     (the decoder, the encoder round trip, and one per
 #                     dial9 subcommand that reads traces: fuzz_cli_*)
 #   make fuzz         each fuzz target for FUZZ_SECS seconds
+#   make test-fleet   segment summaries of three hosts through S3, read by
+#                     DuckDB, dial9 sched and dial9 fleet (tests/fleet)
 #   make bench        record cost, end to end, bytes (parts 3-5 of issue 6),
 #                     after make bench-product (bench-sched, bench-idle)
 #   make bench-idle   an idle recorder's CPU and wake-ups on the host
@@ -40,7 +42,7 @@ DIAL9_S3 ?= 1
 override DIAL9_S3 := $(if $(filter 0 no,$(DIAL9_S3)),0,1)
 LIB_CPPFLAGS := -D_GNU_SOURCE -DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Ilib -Iuapi
 LIB_CFLAGS := -std=gnu11 -O2 -g $(WARN) -pthread
-LIB_LDLIBS := $(strip -luring -llz4 $(if $(filter 1,$(DIAL9_S3)),-lcurl -lcrypto) -pthread)
+LIB_LDLIBS := $(strip -luring -llz4 -lz $(if $(filter 1,$(DIAL9_S3)),-lcurl -lcrypto) -pthread)
 LIB_CONF := $(LIB_B)/build-options
 
 LIB_SO := $(LIB_B)/libdial9.so.$(LIB_VERSION)
@@ -113,11 +115,11 @@ $(BUILD)/tools/report_html.c: tools/report.html
 	  echo 'const unsigned long dial9_report_html_len = sizeof(dial9_report_html) - 1;'; \
 	} > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/tools/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) lib/include/dial9.h \
+$(BUILD)/tools/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) $(LIB_HDRS) \
 		$(LIB_A) $(LIB_CONF)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -std=gnu11 -O2 -g $(WARN) $(CFLAGS) $(LDFLAGS) \
-		-D_GNU_SOURCE -DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Iuapi \
+		-D_GNU_SOURCE -DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Ilib -Iuapi \
 		-o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
 
 # ---- tests -------------------------------------------------------------------
@@ -175,11 +177,11 @@ test-lib: lib $(if $(TOOL_SRCS),tools) $(LIB_TEST_BINS) fuzz-build s3-server
 TOOLS_T := $(BUILD)/tests/tools
 TEST_TARGETS += test-tools
 
-$(TOOLS_T)/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) lib/include/dial9.h \
+$(TOOLS_T)/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) $(LIB_HDRS) \
 		$(LIB_A) $(LIB_CONF)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g $(WARN) $(ASAN_FLAGS) -D_GNU_SOURCE \
-		-DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Iuapi -o $@ $(TOOL_SRCS) \
+		-DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Ilib -Iuapi -o $@ $(TOOL_SRCS) \
 		$(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
 
 $(TOOLS_T)/mktrace: tests/tools/mktrace.c lib/include/dial9.h $(LIB_A)
@@ -201,6 +203,24 @@ s3-server: $(S3_SERVER_STAMP)
 $(S3_SERVER_STAMP): tests/s3/package.json tests/s3/package-lock.json
 	cd tests/s3 && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
+
+# ---- fleet summaries: three hosts ship to the S3 test server, DuckDB
+# (@duckdb/node-api from the npm registry, pinned by
+# tests/fleet/package-lock.json) reads the summaries where they lie, and
+# dial9 sched and dial9 fleet must agree with it (tests/fleet/run.sh) --
+FLEET_STAMP := tests/fleet/node_modules/.dial9-installed
+TEST_TARGETS += test-fleet
+
+.PHONY: test-fleet fleet-deps
+fleet-deps: $(FLEET_STAMP)
+
+$(FLEET_STAMP): tests/fleet/package.json tests/fleet/package-lock.json
+	cd tests/fleet && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+test-fleet: $(TOOLS_T)/dial9 s3-server fleet-deps
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		timeout 600 tests/fleet/run.sh $(TOOLS_T)/dial9 $(BUILD)/tests/fleet
 
 # ---- fuzzing (clang libFuzzer) ----------------------------------------------
 FUZZ_B := $(BUILD)/fuzz

@@ -33,7 +33,7 @@
 
 struct recorder {
 	struct dial9_config cfg;
-	char *trace_dir, *service;
+	char *trace_dir, *service, *host;
 	struct d9_collector coll;
 	struct d9_segw *segw;
 	struct d9_worker *worker; /* sealed segments: LZ4, S3, write-back */
@@ -311,6 +311,8 @@ int dial9_config_from_env(struct dial9_config *c)
 	}
 	if ((s = getenv("DIAL9_SERVICE_NAME")) && *s)
 		c->service_name = s;
+	if ((s = getenv("DIAL9_HOST_NAME")) && *s)
+		c->host_name = s;
 	if (env_u64("DIAL9_ROTATION_SECS", 1, 86400 * 365, &v))
 		c->rotation_secs = (uint32_t)v;
 	if (env_u64("DIAL9_MAX_DISK_USAGE_MB", 1, 1ull << 40, &v))
@@ -770,6 +772,7 @@ static void free_recorder(struct recorder *r)
 	dial9_encoder_free(r->kt.enc);
 	free(r->trace_dir);
 	free(r->service);
+	free(r->host);
 	free(r);
 }
 
@@ -819,6 +822,12 @@ int dial9_start(const struct dial9_config *in)
 		goto out_unlock;
 	r->cfg.trace_dir = r->trace_dir;
 	r->cfg.service_name = r->service;
+	if (r->cfg.host_name && *r->cfg.host_name) {
+		r->host = strdup(r->cfg.host_name);
+		if (!r->host)
+			goto out_unlock;
+	}
+	r->cfg.host_name = r->host;
 	ret = d9_collector_init(&r->coll, r->cfg.collector_batches,
 				r->cfg.buffer_bytes);
 	if (ret)
@@ -830,6 +839,7 @@ int dial9_start(const struct dial9_config *in)
 	}
 	so.trace_dir = r->trace_dir;
 	so.service = r->service;
+	so.host = r->host;
 	so.rotation_ns = (uint64_t)r->cfg.rotation_secs * 1000000000ull;
 	so.max_disk = r->cfg.max_disk_bytes;
 	so.max_file = r->cfg.max_file_bytes;

@@ -3,7 +3,8 @@
  * s3.c - what the S3 step decides without a network: object keys
  * (Hive-partitioned, so Athena, Trino or Spark query a fleet's traces in
  * place), URI encoding as SigV4 wants it, the payload hash, and which
- * failures are worth a retry. The transfers are in worker.c.
+ * failures are worth a retry. The transfers are in worker.c. Summaries
+ * (summary.h) take the same key below {prefix}/summary/.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "summary.h"
 #include "worker.h"
 
 #if DIAL9_S3
@@ -58,6 +60,20 @@ int d9_s3_key(const struct d9_s3_target *t, char *buf, size_t len)
 		     tm.tm_mon + 1, tm.tm_mday, svc, tm.tm_hour, tm.tm_min, host,
 		     boot, (long long)secs, (unsigned long long)t->index, t->ext);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int d9_s3_summary_key(const struct d9_s3_target *t, char *buf, size_t len)
+{
+	struct d9_s3_target s = *t;
+	char prefix[512];
+	int n = snprintf(prefix, sizeof(prefix), "%s%s" D9_SUMMARY_DIR, t->prefix,
+			 *t->prefix ? "/" : "");
+
+	if (n < 0 || (size_t)n >= sizeof(prefix))
+		return -ENAMETOOLONG;
+	s.prefix = prefix;
+	s.ext = D9_SUMMARY_EXT;
+	return d9_s3_key(&s, buf, len);
 }
 
 int d9_s3_uri_encode(const char *s, bool keep_slash, char *buf, size_t len)

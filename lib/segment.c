@@ -161,7 +161,7 @@ static int write_preamble(struct d9_segw *w)
 		strcpy(hostname_buf, "unknown");
 	vals[0] = w->boot_id;
 	vals[1] = pid;
-	vals[2] = hostname_buf;
+	vals[2] = w->o.host ? w->o.host : hostname_buf;
 	vals[3] = w->service;
 	vals[4] = "libdial9 " DIAL9_VERSION_STRING;
 	vals[5] = w->uring ? "io_uring" : "pwrite";

@@ -43,4 +43,7 @@ size_t d9_json_escape(char *o, const void *s, size_t len, unsigned int flags);
 /* The same, written to @f (any length, in pieces; no allocation). */
 void d9_json_fwrite(FILE *f, const void *s, size_t len, unsigned int flags);
 
+/* A NUL-terminated string the same way (NULL is ""). */
+void d9_json_str(FILE *f, const char *s);
+
 #endif

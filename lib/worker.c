@@ -2,7 +2,9 @@
 /*
  * worker.c - the worker thread: takes sealed segments oldest first
  * through the configured steps (LZ4, then write-back to a directory or
- * an S3 PutObject; LZ4 alone compresses in place).
+ * an S3 PutObject; LZ4 alone compresses in place). With a destination,
+ * each segment's summary (summary.c) follows it there as a job of its
+ * own.
  *
  * One thread, one io_uring event loop: segment reads, write-back writes
  * and fsyncs, the wake-up eventfd and the sockets of libcurl's multi
@@ -33,6 +35,7 @@
 
 #include "internal.h"
 #include "text.h"
+#include "summary.h"
 #include "worker.h"
 
 #if DIAL9_S3
@@ -91,6 +94,7 @@ struct job {
 	struct d9_dump *dump; /* trigger mode: the dump it belongs to */
 	size_t dseg;          /* its place in dump->segs */
 	bool manifest;        /* not a segment: the dump's manifest (S3) */
+	bool summary;         /* not a segment: a segment's summary */
 	bool mem;             /* a memfd given with it: nothing to unlink */
 	char *key;            /* the S3 object key, once known */
 };
@@ -163,7 +167,7 @@ struct d9_worker {
 	struct job *qhead, *qtail;
 	bool stop;
 	uint64_t stop_deadline;
-	struct dial9_stats st; /* only the pipe_* and s3_* members */
+	struct dial9_stats st; /* only the pipe_*, s3_*, summaries_* */
 
 	/* the worker thread's own */
 	struct io_uring ring;
@@ -428,6 +432,17 @@ static void job_end(struct d9_worker *wk, struct job *j, enum end how,
 		job_free(j);
 		return;
 	}
+	if (j->summary) {
+		pthread_mutex_lock(&wk->mu);
+		if (how == END_DONE)
+			wk->st.summaries_done++;
+		else
+			wk->st.summaries_failed++;
+		pthread_mutex_unlock(&wk->mu);
+		unlink_active(wk, j);
+		job_free(j);
+		return;
+	}
 	if (how != END_GONE)
 		d9_segw_shipped(wk->segw, j->index, remaining);
 	pthread_mutex_lock(&wk->mu);
@@ -452,7 +467,10 @@ static void job_fail(struct d9_worker *wk, struct job *j, int err,
 		     const char *what)
 {
 	count_error(wk, err);
-	wlog(wk, "segment %s: %s; it stays on disk", j->src, what);
+	if (j->summary)
+		wlog(wk, "summary %s: %s; it is lost", j->src, what);
+	else
+		wlog(wk, "segment %s: %s; it stays on disk", j->src, what);
 	job_end(wk, j, END_FAILED, j->raw_len);
 }
 
@@ -476,8 +494,8 @@ static void job_retry(struct d9_worker *wk, struct job *j, int err,
 	j->attempts++;
 	j->retry_at = now_ns() + backoff_ns(wk, j->attempts);
 	j->state = J_WAIT;
-	wlog(wk, "segment %s: %s; retrying (attempt %u)", j->src, what,
-	     j->attempts + 1);
+	wlog(wk, "%s %s: %s; retrying (attempt %u)",
+	     j->summary ? "summary" : "segment", j->src, what, j->attempts + 1);
 }
 
 static void read_more(struct d9_worker *wk, struct job *j)
@@ -545,7 +563,8 @@ static void admit(struct d9_worker *wk)
 			wk->active = j;
 		wk->active_tail = j;
 		wk->nactive++;
-		if (j->manifest) { /* in memory already; straight to S3 */
+		if (j->manifest || j->summary) {
+			/* in memory already: straight to the destination */
 			j->step = wk->nsteps - 1;
 			j->state = J_RUN;
 			continue;
@@ -577,6 +596,87 @@ static void admit(struct d9_worker *wk)
 	}
 }
 
+static void enqueue(struct d9_worker *wk, struct job *j, bool segment);
+
+/* Where the segment goes: its S3 key, or its path below write_back_dir. */
+static int segment_dest(struct d9_worker *wk, const struct job *j,
+			char *buf, size_t len)
+{
+	bool lz4 = j->compressed;
+	const char *base = strrchr(j->src, '/');
+	int n;
+
+	for (unsigned int i = 0; i < wk->nsteps; i++)
+		lz4 |= wk->steps[i] == STEP_LZ4;
+	if (!wk->wb_dir) {
+		struct d9_s3_target t = {
+			.prefix = wk->prefix, .service = wk->service,
+			.host = wk->host, .boot_id = wk->boot_id,
+			.index = j->index, .start_real_ns = j->start_real_ns,
+			.ext = lz4 ? ".bin.lz4" : ".bin",
+		};
+
+		return d9_s3_key(&t, buf, len);
+	}
+	base = base ? base + 1 : j->src;
+	n = snprintf(buf, len, "%s/%s%s", wk->boot_id, base,
+		     lz4 && !j->compressed ? ".lz4" : "");
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/*
+ * The segment's summary, a job of its own for the destination. A
+ * summary that cannot be made is counted and logged; the segment goes
+ * on all the same.
+ */
+static void summarize(struct d9_worker *wk, struct job *j)
+{
+	struct d9_summary_src m = {
+		.host = wk->host, .service = wk->service,
+		.boot_id = wk->boot_id, .index = j->index,
+	};
+	void *plain = NULL, *gz = NULL;
+	const void *seg = j->raw;
+	size_t seglen = j->raw_len, gzlen = 0, rows = 0;
+	char dest[1024];
+	struct job *s;
+	int ret;
+
+	ret = segment_dest(wk, j, dest, sizeof(dest));
+	m.segment = dest;
+	if (!ret && j->compressed) {
+		ret = d9_lz4_decompress(j->raw, j->raw_len, &plain, &seglen);
+		seg = plain;
+	}
+	if (!ret)
+		ret = d9_summary_build(seg, seglen, &m, &gz, &gzlen, &rows);
+	free(plain);
+	if (!ret && !rows)
+		return; /* no thread did anything: nothing to say */
+	s = ret ? NULL : calloc(1, sizeof(*s));
+	if (!s) {
+		free(gz);
+		count_error(wk, ret ? ret : -ENOMEM);
+		pthread_mutex_lock(&wk->mu);
+		wk->st.summaries_failed++;
+		pthread_mutex_unlock(&wk->mu);
+		wlog(wk, "segment %s: cannot summarize it: %s; it has no summary",
+		     j->src, dial9_strerror(ret ? ret : -ENOMEM));
+		return;
+	}
+	s->summary = true;
+	s->mem = true;
+	s->fd = -1;
+	s->op.owner = s;
+	s->index = j->index;
+	s->start_real_ns = j->start_real_ns;
+	s->raw = s->data = gz;
+	s->raw_len = s->len = gzlen;
+	s->compressed = true;
+	snprintf(s->src, sizeof(s->src), "of %.580s", j->src);
+	enqueue(wk, s, false);
+}
+
 static void read_done(struct d9_worker *wk, struct job *j, int res)
 {
 	if (res < 0) {
@@ -601,6 +701,8 @@ static void read_done(struct d9_worker *wk, struct job *j, int res)
 			j->start_real_ns = real;
 	}
 	j->state = J_RUN;
+	if (wk->wb_dir || wk->steps[wk->nsteps - 1] == STEP_S3)
+		summarize(wk, j);
 }
 
 /* ---- write-back (and LZ4 in place): temp file, fsync, rename ---- */
@@ -617,6 +719,54 @@ static void write_more(struct d9_worker *wk, struct job *j)
 	io_uring_sqe_set_data(sqe, &j->op);
 }
 
+/* Open the temp file of j->dst in dir, then write. */
+static void write_open(struct d9_worker *wk, struct job *j)
+{
+	j->fd = open(j->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (j->fd < 0) {
+		if (errno == ENOENT)
+			wk->wb_made = false; /* the directory went away */
+		job_retry(wk, j, -errno, "cannot create the output file");
+		return;
+	}
+	j->off = 0;
+	j->state = J_WRITING;
+	write_more(wk, j); /* zero bytes: completes at once, then fsync */
+}
+
+/* A summary to {write_back_dir}/summary/version=1/...: as in the bucket. */
+static void summary_start(struct d9_worker *wk, struct job *j)
+{
+	struct d9_s3_target t = {
+		.prefix = "", .service = wk->service, .host = wk->host,
+		.boot_id = wk->boot_id, .index = j->index,
+		.start_real_ns = j->start_real_ns,
+	};
+	char key[1024], *slash;
+	int ret;
+
+	ret = d9_s3_summary_key(&t, key, sizeof(key));
+	if (!ret && (snprintf(j->dst, sizeof(j->dst), "%s/%s", wk->wb_dir,
+			      key) >= (int)sizeof(j->dst)))
+		ret = -ENAMETOOLONG;
+	if (ret) {
+		job_fail(wk, j, ret, "cannot name it");
+		return;
+	}
+	slash = strrchr(j->dst, '/');
+	*slash = 0;
+	ret = d9_mkdirs(j->dst);
+	if (!ret && snprintf(j->tmp, sizeof(j->tmp), "%s/.%s.tmp", j->dst,
+			     slash + 1) >= (int)sizeof(j->tmp))
+		ret = -ENAMETOOLONG;
+	*slash = '/';
+	if (ret) {
+		job_retry(wk, j, ret, "cannot create its directory");
+		return;
+	}
+	write_open(wk, j);
+}
+
 static void write_start(struct d9_worker *wk, struct job *j)
 {
 	const char *base = strrchr(j->src, '/');
@@ -624,6 +774,10 @@ static void write_start(struct d9_worker *wk, struct job *j)
 	int ret;
 
 	base = base ? base + 1 : j->src;
+	if (j->summary) {
+		summary_start(wk, j);
+		return;
+	}
 	if (wk->wb_dir) {
 		snprintf(dir, sizeof(dir), "%s/%s", wk->wb_dir, wk->boot_id);
 		if (!wk->wb_made) {
@@ -641,16 +795,7 @@ static void write_start(struct d9_worker *wk, struct job *j)
 		 j->compressed ? ".lz4" : "");
 	snprintf(j->tmp, sizeof(j->tmp), "%s/.%s%s.tmp", dir, base,
 		 j->compressed ? ".lz4" : "");
-	j->fd = open(j->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (j->fd < 0) {
-		if (errno == ENOENT)
-			wk->wb_made = false; /* the directory went away */
-		job_retry(wk, j, -errno, "cannot create the output file");
-		return;
-	}
-	j->off = 0;
-	j->state = J_WRITING;
-	write_more(wk, j); /* zero bytes: completes at once, then fsync */
+	write_open(wk, j);
 }
 
 static void write_failed(struct d9_worker *wk, struct job *j, int err)
@@ -751,6 +896,8 @@ static int s3_prepare(struct d9_worker *wk, struct job *j)
 	if (j->manifest)
 		ret = snprintf(key, sizeof(key), "%s", j->key) >= (int)sizeof(key) ?
 			      -ENAMETOOLONG : 0;
+	else if (j->summary)
+		ret = d9_s3_summary_key(&t, key, sizeof(key));
 	else
 		ret = d9_s3_key(&t, key, sizeof(key));
 	if (!ret && !j->key && !(j->key = strdup(key)))
@@ -779,6 +926,7 @@ static int s3_prepare(struct d9_worker *wk, struct job *j)
 		 tm.tm_min, tm.tm_sec,
 		 (unsigned int)(j->start_real_ns / 1000000 % 1000));
 	if (add_header(&j->hdrs, "Content-Type", j->manifest ? "application/json" :
+				      j->summary ? "application/gzip" :
 				      "application/octet-stream") ||
 	    (j->dump && add_header(&j->hdrs, "x-amz-meta-dump-id", j->dump->id)) ||
 	    add_header(&j->hdrs, "x-amz-content-sha256", sha) ||
@@ -964,7 +1112,7 @@ static void finish(struct d9_worker *wk, struct job *j)
 {
 	bool in_place = wk->steps[wk->nsteps - 1] == STEP_WRITE && !wk->wb_dir;
 
-	if (j->manifest) {
+	if (j->manifest || j->summary) {
 		job_end(wk, j, END_DONE, 0);
 		return;
 	}
@@ -1127,7 +1275,11 @@ static void free_dead(struct d9_worker *wk)
 
 static void abandon_job(struct d9_worker *wk, struct job *j)
 {
-	if (j->manifest) {
+	if (j->summary) {
+		pthread_mutex_lock(&wk->mu);
+		wk->st.summaries_failed++;
+		pthread_mutex_unlock(&wk->mu);
+	} else if (j->manifest) {
 		pthread_mutex_lock(&dump_mu);
 		j->dump->cancelled = true;
 		pthread_mutex_unlock(&dump_mu);
@@ -1144,7 +1296,7 @@ static void abandon_job(struct d9_worker *wk, struct job *j)
 /* The stop deadline passed: what is left stays on disk. */
 static void abandon(struct d9_worker *wk)
 {
-	uint64_t n = 0;
+	uint64_t n = 0, lost;
 	struct job *j;
 
 	for (j = wk->active; j; j = j->next) {
@@ -1176,11 +1328,14 @@ static void abandon(struct d9_worker *wk)
 		io_uring_cq_advance(&wk->ring, seen);
 	}
 	wk->abandoning = true; /* dumps end here, without a manifest */
+	pthread_mutex_lock(&wk->mu);
+	lost = wk->st.summaries_failed;
+	pthread_mutex_unlock(&wk->mu);
 	while ((j = wk->active)) {
 		wk->active = j->next;
 		if (j->fd >= 0 && j->tmp[0])
 			unlink(j->tmp); /* a write-back cut short */
-		n += !j->manifest;
+		n += !j->manifest && !j->summary;
 		abandon_job(wk, j);
 	}
 	wk->active_tail = NULL;
@@ -1189,13 +1344,18 @@ static void abandon(struct d9_worker *wk)
 		j = dequeue(wk);
 		if (!j)
 			break;
-		n += !j->manifest;
+		n += !j->manifest && !j->summary;
 		abandon_job(wk, j);
 	}
 	pthread_mutex_lock(&wk->mu);
 	wk->st.pipe_abandoned += n;
 	wk->st.pipe_pending = 0;
+	lost = wk->st.summaries_failed - lost;
 	pthread_mutex_unlock(&wk->mu);
+	if (lost)
+		d9_log("%llu segment summaries were not shipped before the "
+		       "shutdown deadline; they are lost",
+		       (unsigned long long)lost);
 	if (n)
 		d9_log("%llu segments were not shipped before the shutdown "
 		       "deadline; they stay on disk", (unsigned long long)n);
@@ -1323,6 +1483,8 @@ int d9_worker_new(struct d9_worker **out, const struct dial9_config *cfg)
 	else
 		wk->steps[wk->nsteps++] = STEP_WRITE; /* write-back or in place */
 	wk->concurrency = cfg->upload_concurrency ? cfg->upload_concurrency : 4;
+	if (cfg->host_name && *cfg->host_name)
+		snprintf(wk->host, sizeof(wk->host), "%s", cfg->host_name);
 	wk->upload_timeout_ms = cfg->upload_timeout_ms ? cfg->upload_timeout_ms :
 							  30000;
 	wk->retry_base_ns = (uint64_t)(cfg->retry_base_ms ? cfg->retry_base_ms :
@@ -1394,7 +1556,7 @@ int d9_worker_start(struct d9_worker *wk, struct d9_segw *w,
 	wk->on_thread_ctx = ctx;
 	snprintf(wk->boot_id, sizeof(wk->boot_id), "%s", boot_id);
 	snprintf(wk->service, sizeof(wk->service), "%s", service);
-	if (gethostname(wk->host, sizeof(wk->host) - 1))
+	if (!wk->host[0] && gethostname(wk->host, sizeof(wk->host) - 1))
 		strcpy(wk->host, "unknown");
 	if (getrandom(&wk->seed, sizeof(wk->seed), GRND_NONBLOCK) < 0)
 		wk->seed = (unsigned int)now_ns();
@@ -1510,6 +1672,8 @@ void d9_worker_stats(struct d9_worker *wk, struct dial9_stats *st)
 	st->pipe_last_error = wk->st.pipe_last_error;
 	st->s3_breaker_open = wk->st.s3_breaker_open;
 	st->dumps_done = wk->st.dumps_done;
+	st->summaries_done = wk->st.summaries_done;
+	st->summaries_failed = wk->st.summaries_failed;
 	pthread_mutex_unlock(&wk->mu);
 }
 
@@ -1551,12 +1715,6 @@ static void iso_time(uint64_t real_ns, char *buf, size_t len)
 		 tm.tm_min, tm.tm_sec, (unsigned int)(real_ns / 1000000 % 1000));
 }
 
-/* A JSON string (quotes included) appended to f; NULL is "". */
-static void json_str(FILE *f, const char *s)
-{
-	d9_json_fwrite(f, s, s ? strlen(s) : 0, 0);
-}
-
 /* {prefix}/dumps/{id}.json: what the dump holds and where it went. */
 static char *manifest_json(struct d9_worker *wk, struct d9_dump *d, size_t *len)
 {
@@ -1571,15 +1729,15 @@ static char *manifest_json(struct d9_worker *wk, struct d9_dump *d, size_t *len)
 		done += d->segs[i].status > 0;
 	fprintf(f, "{\n  \"dump_id\": \"%s\",\n  \"triggered_at\": ", d->id);
 	iso_time(d->triggered_real_ns, t, sizeof(t));
-	json_str(f, t);
+	d9_json_str(f, t);
 	fprintf(f, ",\n  \"reason\": ");
-	json_str(f, d->reason);
+	d9_json_str(f, d->reason);
 	fprintf(f, ",\n  \"service\": ");
-	json_str(f, wk->service);
+	d9_json_str(f, wk->service);
 	fprintf(f, ",\n  \"host\": ");
-	json_str(f, wk->host);
+	d9_json_str(f, wk->host);
 	fprintf(f, ",\n  \"boot_id\": ");
-	json_str(f, wk->boot_id);
+	d9_json_str(f, wk->boot_id);
 	iso_time((uint64_t)((int64_t)d->start_ns + d->real_off), t, sizeof(t));
 	fprintf(f, ",\n  \"time_range\": {\"start\": \"%s\", ", t);
 	iso_time((uint64_t)((int64_t)d->end_ns + d->real_off), t, sizeof(t));
@@ -1588,7 +1746,7 @@ static char *manifest_json(struct d9_worker *wk, struct d9_dump *d, size_t *len)
 		(unsigned long long)d->start_ns, (unsigned long long)d->end_ns);
 	fprintf(f, "  \"segments_processed\": %zu,\n  \"metadata\": {\"reason\": ",
 		done);
-	json_str(f, d->reason);
+	d9_json_str(f, d->reason);
 	fprintf(f, "},\n  \"segments\": [");
 	for (size_t i = 0; i < d->n; i++) {
 		struct dseg *e = &d->segs[i];
@@ -1596,7 +1754,7 @@ static char *manifest_json(struct d9_worker *wk, struct d9_dump *d, size_t *len)
 		fprintf(f, "%s\n    {\"index\": %llu, \"status\": \"%s\", \"key\": ",
 			i ? "," : "", (unsigned long long)e->index,
 			e->status > 0 ? "uploaded" : "failed");
-		json_str(f, e->status > 0 ? e->key : NULL);
+		d9_json_str(f, e->status > 0 ? e->key : NULL);
 		fprintf(f, ", \"bytes\": %llu, \"sealed_bytes\": %llu}",
 			(unsigned long long)e->bytes_out,
 			(unsigned long long)e->bytes_in);

@@ -110,6 +110,9 @@ struct d9_s3_target {
 };
 /* The object key (Hive-partitioned), NUL-terminated, into buf. */
 int d9_s3_key(const struct d9_s3_target *t, char *buf, size_t len);
+/* The key of the segment's summary: the same partitions below
+ * {prefix}/summary/, ending in .json.gz (t->ext is not used). */
+int d9_s3_summary_key(const struct d9_s3_target *t, char *buf, size_t len);
 /* Percent-encode everything but RFC 3986 unreserved characters and
  * (if keep_slash) '/'. */
 int d9_s3_uri_encode(const char *s, bool keep_slash, char *buf, size_t len);

@@ -4,7 +4,7 @@
 set -eu
 
 PKGS="build-essential pkg-config clang llvm libclang-rt-14-dev
-liburing-dev libelf-dev liblz4-dev lz4 libcurl4-openssl-dev libssl-dev
+liburing-dev libelf-dev liblz4-dev lz4 zlib1g-dev libcurl4-openssl-dev libssl-dev
 libcmocka-dev
 liblttng-ust-dev lttng-tools
 dkms kmod sparse qemu-system-x86 busybox-static cpio xz-utils

@@ -13,6 +13,7 @@
 
 #include "dial9.h"
 #include "../lib/text.h"
+#include "../lib/grow.h"
 
 /* dial9 ls and fetch talk to S3 through libcurl, unless the command is
  * built with make DIAL9_S3=0 (lib/lib.mk passes -DDIAL9_S3=0). */
@@ -50,13 +51,6 @@ void cli_unmap(struct cli_file *f);
 size_t cli_inflate_max(void);
 int cli_lz4_inflate(const uint8_t *in, size_t n, struct cli_file *f);
 
-/* qsort(), where n may be 0 and base NULL (which qsort() does not allow). */
-static inline void cli_sort(void *base, size_t n, size_t size,
-			    int (*cmp)(const void *, const void *))
-{
-	if (n > 1)
-		qsort(base, n, size, cmp);
-}
 
 /*
  * Make room for @need elements of @size bytes in *@v (capacity *@cap,
@@ -93,5 +87,6 @@ int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
+int cmd_fleet(int argc, char **argv);
 
 #endif

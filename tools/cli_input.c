@@ -142,7 +142,7 @@ int cli_collect(int argc, char **argv, char ***paths)
 		if (ret)
 			fprintf(stderr, "dial9: %s: %s\n", argv[i], strerror(-ret));
 		else if (S_ISDIR(st.st_mode))
-			cli_sort(w.v + before, (size_t)(w.n - before),
+			d9_sort(w.v + before, (size_t)(w.n - before),
 				 sizeof(char *), cmp_path);
 	}
 	free(w.dirs);

@@ -7,23 +7,11 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "grow.h"
 
 int cli_grow(void **v, size_t *cap, size_t need, size_t size)
 {
-	size_t nc;
-	void *nv;
-
-	if (need <= *cap)
-		return 0;
-	nc = *cap ? *cap : 64;
-	while (nc < need)
-		nc *= 2;
-	nv = realloc(*v, nc * size);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = nc;
-	return 0;
+	return d9_grow(v, cap, need, size);
 }
 
 void cli_json_value(FILE *out, const struct dial9_value *v)

@@ -135,7 +135,7 @@ int cmd_dump(int argc, char **argv)
 		if (dump_file(paths[i], sorted ? &ls : NULL))
 			rc = 1;
 	if (sorted) {
-		cli_sort(ls.v, ls.n, sizeof(*ls.v), cmp_line);
+		d9_sort(ls.v, ls.n, sizeof(*ls.v), cmp_line);
 		for (size_t i = 0; i < ls.n; i++) {
 			fwrite(ls.v[i].text, 1, ls.v[i].len, stdout);
 			free(ls.v[i].text);

@@ -118,7 +118,7 @@ static int write_thread(struct out *o, const struct timeline *tl, uint32_t ti,
 			bounds[nb++] = tl->spans[i].start;
 			bounds[nb++] = tl->spans[i].end;
 		}
-		cli_sort(bounds, nb, sizeof(*bounds), cmp_u64);
+		d9_sort(bounds, nb, sizeof(*bounds), cmp_u64);
 	}
 	for (size_t i = p0; i < p1 && !ret; i++)
 		ret = push_item(&v, &n, &cap, (struct item){
@@ -155,7 +155,7 @@ static int write_thread(struct out *o, const struct timeline *tl, uint32_t ti,
 		return ret;
 	}
 	if (n)
-		cli_sort(v, n, sizeof(*v), cmp_item);
+		d9_sort(v, n, sizeof(*v), cmp_item);
 	for (size_t i = 0; i < n; i++) {
 		const struct item *it = &v[i];
 

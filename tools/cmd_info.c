@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "sched_read.h"
+#include "sched_report.h"
 
 static FILE *o;			/* the body, printed after the losses */
 static struct sched_stats losses;	/* of all files */
@@ -125,7 +126,7 @@ static void print_summary(const struct summary *s)
 		print_time("last", s->last, s);
 		fprintf(o, "  span     %.6f s\n", (double)(s->last - s->first) / 1e9);
 	}
-	cli_sort(s->types, s->ntypes, sizeof(*s->types), cmp_type);
+	d9_sort(s->types, s->ntypes, sizeof(*s->types), cmp_type);
 	for (size_t i = 0; i < s->ntypes; i++)
 		fprintf(o, "  %12llu  %s\n", (unsigned long long)s->types[i].n,
 		       s->types[i].name);
@@ -145,14 +146,14 @@ static int sched_event(struct summary *s, struct sched_fields *cache,
 			f = &cache[i];
 	if (!f) {
 		f = &cache[*ncache < 8 ? (*ncache)++ : 7];
-		sched_fields_lookup(f, r->schema);
+		d9_sched_fields_lookup(f, r->schema);
 	}
 	switch (f->kind) {
 	case SK_LOST:
 		s->sched_windows++;
 		/* fall through */
 	case SK_UNFOLLOWED:
-		ret = sched_feed(&losses, f, r, src);
+		ret = d9_sched_feed(&losses, f, r, src);
 		break;
 	case SK_APP_LOST: {
 		/* "invalid": absent in traces of older writers */
@@ -160,14 +161,14 @@ static int sched_event(struct summary *s, struct sched_fields *cache,
 
 		if (inv && inv->type == DIAL9_U64)
 			s->invalid += inv->u64;
-		s->lost += sched_fu64(r, f->events);
-		losses.lost_app += sched_fu64(r, f->events);
+		s->lost += d9_sched_fu64(r, f->events);
+		losses.lost_app += d9_sched_fu64(r, f->events);
 		break;
 	}
 	default:
 		if (f->cpu >= 0)
-			ret = sched_stats_cpu_seen(&losses, src,
-				(uint32_t)sched_fu64(r, f->cpu), r->ts_ns);
+			ret = d9_sched_stats_cpu_seen(&losses, src,
+				(uint32_t)d9_sched_fu64(r, f->cpu), r->ts_ns);
 	}
 	s->sched_lost += losses.lost - lost;
 	return ret;
@@ -208,7 +209,7 @@ static int info_file(const char *path, struct summary *s)
 			}
 			break;
 		case DIAL9_REC_METADATA:
-			ret = sched_meta_source(&losses, &r);
+			ret = d9_sched_meta_source(&losses, &r);
 			if (ret < 0)
 				goto out;
 			src = (uint32_t)ret;
@@ -264,7 +265,7 @@ int cmd_info(int argc, char **argv)
 		cli_free_paths(paths, n);
 		return 1;
 	}
-	sched_stats_init(&losses);
+	d9_sched_stats_init(&losses);
 	for (int i = 0; i < n; i++) {
 		struct summary s = { 0 };
 
@@ -285,6 +286,6 @@ int cmd_info(int argc, char **argv)
 	fputc('\n', stdout);
 	fwrite(body, 1, body_len, stdout);
 	free(body);
-	sched_stats_free(&losses);
+	d9_sched_stats_free(&losses);
 	return rc;
 }

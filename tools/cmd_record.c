@@ -151,19 +151,29 @@ int cmd_record(int argc, char **argv)
 		}
 		close(go[0]);
 		pids[npids++] = child;
-		if (!service) {
+		if (!service && !(getenv("DIAL9_SERVICE_NAME") &&
+				  *getenv("DIAL9_SERVICE_NAME"))) {
 			snprintf(svc, sizeof(svc), "%s", argv[optind]);
 			service = basename(svc);
 		}
 	}
 	dial9_config_init(&cfg);
+	/* The recorder's own settings (docs/cli.md lists which apply);
+	 * DIAL9_ENABLED does not: recording is what was asked for. */
+	dial9_config_from_env(&cfg);
 	if (dir && *dir)
 		cfg.trace_dir = dir;
+	if (!service && getenv("DIAL9_SERVICE_NAME") &&
+	    *getenv("DIAL9_SERVICE_NAME"))
+		service = getenv("DIAL9_SERVICE_NAME");
 	if (!service) {
 		snprintf(svc, sizeof(svc), "pid-%d", pids[0]);
 		service = svc;
 	}
 	cfg.service_name = service;
+	/* DIAL9_SCHED_ENABLED=0 would record nothing at all */
+	if (cfg.sched == DIAL9_SCHED_OFF)
+		cfg.sched = DIAL9_SCHED_AUTO;
 	cfg.sched_flags = DIAL9_SCHED_NO_SELF |
 			  (children ? DIAL9_SCHED_CHILDREN : 0);
 	cfg.sched_pids = pids;
@@ -217,6 +227,16 @@ int cmd_record(int argc, char **argv)
 		(unsigned long long)st.sched_events, st.sched_backend,
 		(unsigned long long)st.sched_lost,
 		(unsigned long long)st.segments_sealed, st.dir);
+	if (cfg.pipeline)
+		fprintf(stderr, "dial9 record: shipped %llu segments (%llu failed, %llu not shipped by the shutdown timeout, %llu evicted), %llu summaries (%llu lost)%s\n",
+			(unsigned long long)st.pipe_done,
+			(unsigned long long)st.pipe_failed,
+			(unsigned long long)st.pipe_abandoned,
+			(unsigned long long)st.pipe_evicted,
+			(unsigned long long)st.summaries_done,
+			(unsigned long long)st.summaries_failed,
+			cfg.mode == DIAL9_MODE_TRIGGER ?
+			" (trigger mode: only dumps are shipped)" : "");
 	if (st.sched_unfollowed)
 		fprintf(stderr, "dial9 record: INCOMPLETE: %llu processes were not followed (more than %u at once, or from an exec of a privileged program on, as an unprivileged user; dial9 sched lists which): their scheduling is not in the trace\n",
 			(unsigned long long)st.sched_unfollowed,

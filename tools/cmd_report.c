@@ -58,7 +58,7 @@ static void write_stats(FILE *f, const struct timeline *tl,
 		(unsigned long long)s->unknown_delays,
 		(unsigned long long)(s->delay_count ?
 				     s->delay_sum / s->delay_count : 0),
-		(unsigned long long)sched_thread_percentile(s, 99),
+		(unsigned long long)d9_sched_thread_percentile(s, 99),
 		(unsigned long long)s->delay_max);
 }
 

@@ -6,6 +6,9 @@
  *   {prefix}/version=1/date=YYYY-MM-DD/service={svc}/time=HHMM/
  *            instance={host}/boot={boot_id}/{epoch_secs}-{index}.bin[.lz4]
  *
+ * and with --summaries their summaries, under the same partitions below
+ * {prefix}/summary/ ({epoch_secs}-{index}.json.gz; lib/summary.h).
+ *
  * ListObjectsV2 pages (continuation tokens) and GetObject through libcurl,
  * signed with its AWS SigV4; credentials from the AWS environment.
  */
@@ -19,6 +22,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "summary.h"
+#include "when.h"
 
 #if DIAL9_S3
 #include <curl/curl.h>
@@ -202,48 +207,11 @@ static void http_error(const char *what, long status, const struct buf *b)
 	free(msg);
 }
 
-/* --since: 90s, 30m, 2h, 7d ago; YYYY-MM-DD[THH:MM[:SS]][Z] UTC; @EPOCH. */
-static int parse_since(const char *s, long long *out)
-{
-	struct tm tm;
-	char *end;
-	long long v;
-	const char *p;
-
-	if (*s == '@') {
-		v = strtoll(s + 1, &end, 10);
-		if (!s[1] || *end)
-			return -1;
-		*out = v;
-		return 0;
-	}
-	v = strtoll(s, &end, 10);
-	if (end != s && v >= 0 && end[0] && !end[1] && strchr("smhd", end[0])) {
-		long long mul = end[0] == 's' ? 1 : end[0] == 'm' ? 60 :
-				end[0] == 'h' ? 3600 : 86400;
-
-		*out = (long long)time(NULL) - v * mul;
-		return 0;
-	}
-	memset(&tm, 0, sizeof(tm));
-	p = strptime(s, "%Y-%m-%d", &tm);
-	if (p && (*p == 'T' || *p == ' ')) {
-		const char *q = strptime(p + 1, "%H:%M:%S", &tm);
-
-		p = q ? q : strptime(p + 1, "%H:%M", &tm);
-	}
-	if (p && *p == 'Z')
-		p++;
-	if (!p || *p)
-		return -1;
-	*out = (long long)timegm(&tm);
-	return 0;
-}
-
 struct filter {
 	char *service, *host; /* Hive-escaped */
-	bool since_set;
-	long long since;
+	bool since_set, until_set;
+	long long since, until;
+	bool summaries; /* the summaries rather than the segments */
 };
 
 /* Does the key (below the prefix) name a segment the filter selects? */
@@ -274,7 +242,8 @@ static bool select_key(const char *rel, const struct filter *f, long long *epoch
 		    (i == 0 && len[0] != strlen(names[0])))
 			return false;
 	if (sscanf(c[6], "%lld-%llu%15s", epoch, &index, tail) != 3 ||
-	    (strcmp(tail, ".bin") && strcmp(tail, ".bin.lz4")))
+	    (f->summaries ? strcmp(tail, D9_SUMMARY_EXT) :
+	     strcmp(tail, ".bin") && strcmp(tail, ".bin.lz4")))
 		return false;
 	if (f->service && (len[2] - 8 != strlen(f->service) ||
 			   strncmp(c[2] + 8, f->service, len[2] - 8)))
@@ -283,6 +252,8 @@ static bool select_key(const char *rel, const struct filter *f, long long *epoch
 			strncmp(c[4] + 9, f->host, len[4] - 9)))
 		return false;
 	if (f->since_set && *epoch < f->since)
+		return false;
+	if (f->until_set && *epoch >= f->until)
 		return false;
 	return true;
 }
@@ -321,8 +292,8 @@ static int list(const struct s3 *s, const struct filter *f, unsigned int page,
 	int ret = 0, pages = 0;
 	bool more = true;
 
-	snprintf(lp, sizeof(lp), "%s%sversion=1/", s->prefix,
-		 *s->prefix ? "/" : "");
+	snprintf(lp, sizeof(lp), "%s%s%sversion=1/", s->prefix,
+		 *s->prefix ? "/" : "", f->summaries ? D9_SUMMARY_DIR "/" : "");
 	eprefix = uri_encode(lp, false);
 	ebucket = uri_encode(s->bucket, false);
 	if (f->since_set) { /* keys sort by date first: skip earlier days */
@@ -455,10 +426,12 @@ static int mkdirs(char *path)
 }
 
 /* Download one object to dir/{key below the prefix}: temp file, rename. */
-static int fetch_one(const struct s3 *s, const struct obj *o, const char *dir,
+static int fetch_one(const struct s3 *s, struct obj *o, const char *dir,
 		     bool *skipped)
 {
-	const char *rel = o->key + strlen(s->prefix) + (*s->prefix ? 1 : 0);
+	size_t pl = strlen(s->prefix);
+	const char *rel = !strncmp(o->key, s->prefix, pl) &&
+			  (!pl || o->key[pl] == '/') ? o->key + pl + !!pl : o->key;
 	char *path = NULL, *tmp = NULL, *ekey = uri_encode(o->key, true), *url = NULL;
 	char *ebucket = uri_encode(s->bucket, false), *slash;
 	struct buf body = { 0 };
@@ -506,6 +479,7 @@ static int fetch_one(const struct s3 *s, const struct obj *o, const char *dir,
 		goto out;
 	}
 	fclose(f);
+	o->size = body.n;
 	if (rename(tmp, path)) {
 		ret = -errno;
 		fprintf(stderr, "dial9: %s: %s\n", path, strerror(errno));
@@ -521,23 +495,51 @@ out:
 	return ret;
 }
 
+/* --key: objects named by the caller, of unknown size. */
+static int given_keys(const char **keys, size_t n, struct obj **out,
+		      size_t *nout)
+{
+	struct obj *v = calloc(n, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		v[i].key = strdup(keys[i]);
+		v[i].size = ~0ull; /* never "fetched before" */
+		if (!v[i].key) {
+			while (i--)
+				free(v[i].key);
+			free(v);
+			return -ENOMEM;
+		}
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
 static void usage(const char *cmd)
 {
 	fprintf(stderr,
 		"usage: dial9 %s s3://BUCKET[/PREFIX] [--service S] [--host H] "
 		"[--since T]%s\n"
-		"          [--endpoint URL] [--region R] [--page-size N]\n"
-		"  T: 90s, 30m, 2h, 7d (ago), YYYY-MM-DD[THH:MM[:SS]] (UTC), @EPOCH\n"
+		"          [--until T] [--summaries] [--endpoint URL] [--region R]\n"
+		"          [--page-size N]%s\n"
+		"  T: 90s, 30m, 2h, 7d (ago), now, today, yesterday, YYYY-MM-DD[THH:MM[:SS]]\n"
+		"     (UTC), @EPOCH\n"
 		"  PREFIX defaults to dial9-traces; credentials from AWS_ACCESS_KEY_ID,\n"
 		"  AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN; endpoint and region from\n"
 		"  DIAL9_S3_ENDPOINT, DIAL9_S3_REGION (else AWS_REGION, us-east-1)\n",
-		cmd, strcmp(cmd, "fetch") ? "" : " -o DIR");
+		cmd, strcmp(cmd, "fetch") ? "" : " -o DIR",
+		strcmp(cmd, "fetch") ? "" : " [--key KEY]...");
 }
 
 static int run(int argc, char **argv, bool fetch)
 {
 	const char *cmd = fetch ? "fetch" : "ls", *url = NULL, *outdir = NULL;
-	const char *service = NULL, *host = NULL, *since = NULL;
+	const char *service = NULL, *host = NULL, *since = NULL, *until = NULL;
+	const char **keys = NULL;
+	size_t nkeys = 0;
 	struct filter f = { 0 };
 	struct s3 s = { 0 };
 	unsigned int page = 1000;
@@ -554,7 +556,12 @@ static int run(int argc, char **argv, bool fetch)
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(cmd);
+			free(keys);
 			return 0;
+		}
+		if (!strcmp(a, "--summaries")) {
+			f.summaries = true;
+			continue;
 		}
 		if (a[0] != '-') {
 			if (url) {
@@ -575,6 +582,18 @@ static int run(int argc, char **argv, bool fetch)
 			host = val;
 		else if (!strcmp(a, "--since"))
 			since = val;
+		else if (!strcmp(a, "--until"))
+			until = val;
+		else if (fetch && !strcmp(a, "--key")) {
+			const char **nk = realloc(keys, (nkeys + 1) * sizeof(*nk));
+
+			if (!nk) {
+				free(keys);
+				return 1;
+			}
+			keys = nk;
+			keys[nkeys++] = val;
+		}
 		else if (!strcmp(a, "--endpoint"))
 			s.endpoint = val;
 		else if (!strcmp(a, "--region"))
@@ -619,7 +638,7 @@ static int run(int argc, char **argv, bool fetch)
 	}
 	snprintf(s.sigv4, sizeof(s.sigv4), "aws:amz:%s:s3", s.region);
 	if (since) {
-		if (parse_since(since, &f.since)) {
+		if (cli_parse_time(since, &f.since)) {
 			fprintf(stderr, "dial9 %s: --since \"%s\": not a time\n", cmd,
 				since);
 			rc = 2;
@@ -627,10 +646,22 @@ static int run(int argc, char **argv, bool fetch)
 		}
 		f.since_set = true;
 	}
+	if (until) {
+		if (cli_parse_time(until, &f.until)) {
+			fprintf(stderr, "dial9 %s: --until \"%s\": not a time\n", cmd,
+				until);
+			rc = 2;
+			goto out;
+		}
+		f.until_set = true;
+	}
 	f.service = service ? hive_escape(service) : NULL;
 	f.host = host ? hive_escape(host) : NULL;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	ret = list(&s, &f, page, &v, &n);
+	if (nkeys)	/* exactly these (dial9 fleet names them) */
+		ret = given_keys(keys, nkeys, &v, &n);
+	else
+		ret = list(&s, &f, page, &v, &n);
 	if (ret) {
 		rc = 1;
 		goto out_curl;
@@ -649,7 +680,8 @@ static int run(int argc, char **argv, bool fetch)
 			total += v[i].size;
 		}
 		if (isatty(2))
-			fprintf(stderr, "%zu segments, %llu bytes\n", n, total);
+			fprintf(stderr, "%zu %s, %llu bytes\n", n,
+				f.summaries ? "summaries" : "segments", total);
 	} else {
 		unsigned long long bytes = 0;
 		size_t got = 0, skipped = 0;
@@ -670,8 +702,9 @@ static int run(int argc, char **argv, bool fetch)
 			}
 		}
 		progress_end();
-		fprintf(stderr, "dial9 fetch: %zu segments (%llu bytes) into %s%s",
-			got, bytes, outdir, skipped ? "" : "\n");
+		fprintf(stderr, "dial9 fetch: %zu %s (%llu bytes) into %s%s",
+			got, f.summaries ? "summaries" : "segments", bytes,
+			outdir, skipped ? "" : "\n");
 		if (skipped)
 			fprintf(stderr, ", %zu already there\n", skipped);
 		if (rc)
@@ -684,6 +717,7 @@ out_curl:
 	free(v);
 	curl_global_cleanup();
 out:
+	free(keys);
 	free(f.service);
 	free(f.host);
 	free(s.bucket);

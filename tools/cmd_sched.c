@@ -21,62 +21,24 @@
 
 #include "cli.h"
 #include "sched_read.h"
+#include "sched_report.h"
 
 static int sched_file(struct sched_stats *st, const char *path)
 {
-	struct sched_fields cache[16];
-	struct dial9_decoder *dec;
-	struct dial9_record rec;
 	struct cli_file file;
-	unsigned int ncache = 0;
-	uint32_t src = 0;
+	uint64_t off;
 	int ret;
 
 	ret = cli_map(path, &file);
 	if (ret)
 		return ret;
-	ret = dial9_decoder_new(&dec, file.data, file.len);
-	if (ret) {
-		cli_unmap(&file);
-		return ret;
-	}
-	while ((ret = dial9_decoder_next(dec, &rec)) > 0) {
-		struct sched_fields *f = NULL;
-
-		if (rec.kind == DIAL9_REC_STREAM)
-			ncache = 0;	/* schemas are per stream */
-		if (rec.kind == DIAL9_REC_METADATA) {
-			ret = sched_meta_source(st, &rec);
-			if (ret < 0)
-				break;
-			src = (uint32_t)ret;
-		}
-		/* A name the application gave its thread wins over comm. */
-		if (rec.kind == DIAL9_REC_THREAD && rec.tid && rec.thread_name[0])
-			sched_stats_name(st, src, UINT64_MAX, rec.tid, 0,
-					 rec.thread_name, strlen(rec.thread_name));
-		if (rec.kind != DIAL9_REC_EVENT ||
-		    (strncmp(rec.schema->name, "sched.", 6) &&
-		     strcmp(rec.schema->name, "dial9.lost")))
-			continue;
-		for (unsigned int i = 0; i < ncache; i++)
-			if (cache[i].schema == rec.schema)
-				f = &cache[i];
-		if (!f) {
-			f = &cache[ncache < 16 ? ncache++ : 15];
-			sched_fields_lookup(f, rec.schema);
-		}
-		ret = sched_feed(st, f, &rec, src);
-		if (ret)
-			break;
-	}
+	ret = d9_sched_trace(st, file.data, file.len, &off);
 	if (ret == -ENOMEM)
 		fprintf(stderr, "dial9: %s: out of memory\n", path);
 	else if (ret < 0)
-		cli_decode_error(path, ret, dial9_decoder_offset(dec));
-	dial9_decoder_free(dec);
+		cli_decode_error(path, ret, off);
 	cli_unmap(&file);
-	return ret < 0 ? ret : 0;
+	return ret;
 }
 
 static volatile sig_atomic_t interrupted;
@@ -137,11 +99,11 @@ static void live_record(void *ctx, const struct dial9_rec_header *h)
 			break;
 		live_switch(h, &out, &in);
 		if (h->flags & DIAL9_SWITCH_PREV_TARGET)
-			sched_stats_out(l->st, &out, NULL);
+			d9_sched_stats_out(l->st, &out, NULL);
 		if (!(h->flags & DIAL9_SWITCH_NEXT_TARGET))
 			break;
 		r.delay = 0;
-		if (sched_stats_in(l->st, &in, &r) == 0 && r.delay > 0 &&
+		if (d9_sched_stats_in(l->st, &in, &r) == 0 && r.delay > 0 &&
 		    r.delay_ns >= l->threshold_ns) {
 			struct sched_thread *t = &l->st->threads[r.thread];
 
@@ -153,24 +115,24 @@ static void live_record(void *ctx, const struct dial9_rec_header *h)
 		}
 		break;
 	case DIAL9_REC_MIGRATE:
-		sched_stats_migrate(l->st, 0, mg->tid, mg->tgid);
+		d9_sched_stats_migrate(l->st, 0, mg->tid, mg->tgid);
 		break;
 	case DIAL9_REC_COMM:
-		sched_stats_name(l->st, 0, h->time_ns, cm->tid, cm->tgid,
+		d9_sched_stats_name(l->st, 0, h->time_ns, cm->tid, cm->tgid,
 				 cm->comm, sizeof(cm->comm));
 		break;
 	case DIAL9_REC_LOST:
-		sched_stats_lost(l->st, 0, h->time_ns, h->cpu,
+		d9_sched_stats_lost(l->st, 0, h->time_ns, h->cpu,
 				 ((const struct dial9_rec_lost *)h)->count);
 		break;
 	case DIAL9_REC_UNFOLLOWED:
 		if (h->size >= sizeof(*uf))
-			sched_stats_unfollowed(l->st, 0, uf->tgid,
+			d9_sched_stats_unfollowed(l->st, 0, uf->tgid,
 					       uf->parent_tgid,
 					       h->flags & DIAL9_UNFOLLOWED_EXEC);
 		break;
 	default:
-		sched_stats_cpu_seen(l->st, 0, h->cpu, h->time_ns);
+		d9_sched_stats_cpu_seen(l->st, 0, h->cpu, h->time_ns);
 	}
 }
 
@@ -233,7 +195,7 @@ static int sched_live(struct sched_stats *st, int *pids, unsigned int npids,
 		fprintf(stderr, "dial9 sched --live: %s\n", dial9_strerror(ret));
 		return 1;
 	}
-	sched_stats_finish(st, mono_now());
+	d9_sched_stats_finish(st, mono_now());
 	fputc('\n', stdout);
 	sched_stats_report(st, ro, stdout);
 	return 0;
@@ -312,7 +274,7 @@ int cmd_sched(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	sched_stats_init(&st);
+	d9_sched_stats_init(&st);
 	if (live) {
 		if (optind < argc) {
 			fprintf(stderr, "dial9 sched: --live takes no TRACE\n");
@@ -320,7 +282,7 @@ int cmd_sched(int argc, char **argv)
 		}
 		rc = sched_live(&st, pids, (unsigned int)npids, threshold_ns,
 				duration_ns, &ro);
-		sched_stats_free(&st);
+		d9_sched_stats_free(&st);
 		return rc;
 	}
 	if (npids) {
@@ -344,9 +306,9 @@ int cmd_sched(int argc, char **argv)
 	cli_progress_done();
 	cli_free_paths(paths, n);
 	if (!rc) {
-		sched_stats_finish(&st, st.last_ns);
+		d9_sched_stats_finish(&st, st.last_ns);
 		sched_stats_report(&st, &ro, stdout);
 	}
-	sched_stats_free(&st);
+	d9_sched_stats_free(&st);
 	return rc;
 }

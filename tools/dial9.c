@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "grow.h"
 
 static const struct {
 	const char *name;
@@ -18,6 +19,8 @@ static const struct {
 			      "                                 download uploaded segments (dial9 ls's selection)" },
 	{ "export", cmd_export, "export --perfetto [-o FILE] TRACE...\n"
 				"                                 Chrome trace JSON for Perfetto UI / chrome://tracing" },
+	{ "fleet", cmd_fleet, "fleet (DIR | s3://BUCKET[/PREFIX]) [--since T] [--until T] [--by B]\n"
+			      "                                 worst threads, services, hosts by runqueue delay (summaries)" },
 	{ "info", cmd_info, "info TRACE...            metadata, counts, time range, losses" },
 	{ "ls", cmd_ls, "ls s3://BUCKET[/PREFIX] [--service S] [--host H] [--since T]\n"
 			"                                 uploaded segments by their partition keys" },

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "sched_stats.h"
+#include "sched_report.h"
 
 #define SHOW_WINDOWS 20		/* loss windows listed in text */
 
@@ -92,7 +92,7 @@ static struct cpu_loss *by_cpu(const struct sched_stats *st, size_t *n)
 		v[k].windows++;
 		v[k].count += l->count;
 	}
-	cli_sort(v, *n, sizeof(*v), cmp_cpu_loss);
+	d9_sort(v, *n, sizeof(*v), cmp_cpu_loss);
 	return v;
 }
 
@@ -135,9 +135,13 @@ static void loss_lines(const struct sched_stats *st, FILE *out)
 	free(v);
 	for (size_t i = 0; i < st->nloss && i < SHOW_WINDOWS; i++) {
 		const struct sched_loss *l = &st->losses[i];
+		char utc[40];
 
-		fprintf(out, "  window %.6f .. %.6f s (%.3f ms) cpu %u: %" PRIu64
-			" records\n", l->from / 1e9, l->to / 1e9,
+		d9_sched_utc(d9_sched_wall_ns(st, l->src, l->from), utc,
+			     sizeof(utc));
+		fprintf(out, "  window %.6f .. %.6f s%s%s%s (%.3f ms) cpu %u: %"
+			PRIu64 " records\n", l->from / 1e9, l->to / 1e9,
+			*utc ? " (from " : "", utc, *utc ? ")" : "",
 			(l->to - l->from) / 1e6, l->cpu, l->count);
 	}
 	if (st->nloss > SHOW_WINDOWS)
@@ -161,10 +165,14 @@ static void losses_json(const struct sched_stats *st, FILE *out)
 	fprintf(out, "],\"loss_windows\":[");
 	for (size_t i = 0; i < st->nloss; i++) {
 		const struct sched_loss *l = &st->losses[i];
+		char utc[40];
 
+		d9_sched_utc(d9_sched_wall_ns(st, l->src, l->from), utc,
+			     sizeof(utc));
 		fprintf(out, "%s{\"cpu\":%u,\"from_ns\":%" PRIu64 ",\"to_ns\":%"
-			PRIu64 ",\"records\":%" PRIu64 "}", i ? "," : "",
-			l->cpu, l->from, l->to, l->count);
+			PRIu64 ",\"from_utc\":%s%s%s,\"records\":%" PRIu64 "}",
+			i ? "," : "", l->cpu, l->from, l->to, *utc ? "\"" : "",
+			*utc ? utc : "null", *utc ? "\"" : "", l->count);
 	}
 	fprintf(out, "],\"unfollowed\":[");
 	for (size_t i = 0; i < st->nunfollowed; i++)
@@ -179,7 +187,11 @@ static void thread_json(const struct sched_stats *st, struct sched_thread *t,
 			FILE *out)
 {
 	const struct sched_source *s = &st->srcs[t->src];
+	char utc[40];
 
+	d9_sched_utc(t->delay_count ? d9_sched_wall_ns(st, t->src,
+						       t->delay_max_at) : 0,
+		     utc, sizeof(utc));
 	fprintf(out, "{\"tid\":%u,\"pid\":%u,\"name\":", t->tid, t->tgid);
 	json_str(out, t->name, sizeof(t->name));
 	if (s->host) {
@@ -199,14 +211,16 @@ static void thread_json(const struct sched_stats *st, struct sched_thread *t,
 		",\"sum_ns\":%" PRIu64 ",\"avg_ns\":%" PRIu64
 		",\"p50_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64
 		",\"max_ns\":%" PRIu64 ",\"max_at_ns\":%" PRIu64
-		"},\"migrations\":%" PRIu64 ",\"sampled\":%s}",
+		",\"max_at_utc\":%s%s%s},\"migrations\":%" PRIu64
+		",\"sampled\":%s}",
 		t->voluntary + t->involuntary, t->voluntary, t->involuntary,
 		t->on_cpu_ns, t->runnable_ns, t->blocked_ns, t->unknown_ns,
 		t->runq_total_ns, t->waits, t->unknown_delays,
 		t->totals ? "true" : "false", t->delay_count, t->delay_sum,
 		t->delay_count ? t->delay_sum / t->delay_count : 0,
-		sched_thread_percentile(t, 50), sched_thread_percentile(t, 99),
-		t->delay_max, t->delay_max_at, t->migrations,
+		d9_sched_thread_percentile(t, 50), d9_sched_thread_percentile(t, 99),
+		t->delay_max, t->delay_max_at, *utc ? "\"" : "",
+		*utc ? utc : "null", *utc ? "\"" : "", t->migrations,
 		t->sampled ? "true" : "false");
 }
 
@@ -223,8 +237,8 @@ static void thread_text(const struct sched_stats *st, struct sched_thread *t,
 		t->blocked_ns / 1e6, t->unknown_ns / 1e6, t->waits,
 		t->delay_count, t->unknown_delays,
 		t->delay_count ? t->delay_sum / 1e3 / t->delay_count : 0,
-		sched_thread_percentile(t, 50) / 1e3,
-		sched_thread_percentile(t, 99) / 1e3, t->delay_max / 1e3,
+		d9_sched_thread_percentile(t, 50) / 1e3,
+		d9_sched_thread_percentile(t, 99) / 1e3, t->delay_max / 1e3,
 		t->migrations);
 }
 
@@ -250,12 +264,11 @@ void sched_stats_report(struct sched_stats *st,
 			continue;
 		if (t->delay_max < o->min_delay_ns)
 			continue;
-		if (!t->delay_count && !t->voluntary && !t->involuntary &&
-		    !t->sampled && !t->unknown_delays && !t->waits)
+		if (!d9_sched_thread_active(t))
 			continue;
 		v[n++] = t;
 	}
-	cli_sort(v, n, sizeof(*v), cmp_thread);
+	d9_sort(v, n, sizeof(*v), cmp_thread);
 	if (o->top > 0 && (size_t)o->top < n)
 		n = (size_t)o->top;
 
@@ -288,12 +301,19 @@ void sched_stats_report(struct sched_stats *st,
 		thread_text(st, v[i], hosts, out);
 		unknown += v[i]->unknown_delays;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (v[i]->delay_count)
-			fprintf(out, "max delay of %u (%s): %.1f us at %.6f s\n",
-				v[i]->tid, v[i]->name[0] ? v[i]->name : "?",
-				v[i]->delay_max / 1e3,
-				v[i]->delay_max_at / 1e9);
+	for (size_t i = 0; i < n; i++) {
+		char utc[40];
+
+		if (!v[i]->delay_count)
+			continue;
+		d9_sched_utc(d9_sched_wall_ns(st, v[i]->src,
+					      v[i]->delay_max_at),
+			     utc, sizeof(utc));
+		fprintf(out, "max delay of %u (%s): %.1f us at %.6f s%s%s%s\n",
+			v[i]->tid, v[i]->name[0] ? v[i]->name : "?",
+			v[i]->delay_max / 1e3, v[i]->delay_max_at / 1e9,
+			*utc ? " (" : "", utc, *utc ? ")" : "");
+	}
 	fprintf(out, "(runq_ms: total runqueue wait and waits its count%s; delays, avg, p50, p99, max: the waits whose length is known; unk: waits of unknown length%s)\n",
 		" (exact from the scheduler's totals where the trace has them)",
 		unknown ? ", not in the per-wait figures" : "");

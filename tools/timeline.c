@@ -163,7 +163,7 @@ static void lookup(struct fields *f, const struct dial9_schema *s)
 	memset(f, 0, sizeof(*f));
 	f->schema = s;
 	f->type = -1;
-	sched_fields_lookup(&f->sf, s);
+	d9_sched_fields_lookup(&f->sf, s);
 	for (size_t i = 0; i < sizeof(sched) / sizeof(sched[0]); i++)
 		if (!strcmp(s->name, sched[i].name))
 			f->type = sched[i].type;
@@ -218,14 +218,14 @@ static int read_event(struct timeline *tl, const struct fields *f,
 	struct priv *p = tl->priv;
 	struct raw *e;
 	bool sched = f->type <= EV_UNFOLLOWED;
-	uint64_t tid = sched ? sched_fu64(r, f->tid) : r->tid;
+	uint64_t tid = sched ? d9_sched_fu64(r, f->tid) : r->tid;
 	int ret = 0;
 
 	if (f->type == EV_LOST || f->type == EV_UNFOLLOWED) {
 		if (f->type == EV_LOST)
-			tl->lost_events += sched_fu64(r, f->count);
+			tl->lost_events += d9_sched_fu64(r, f->count);
 		/* no order needed: fed now */
-		return sched_feed(&tl->st, &f->sf, r, p->src);
+		return d9_sched_feed(&tl->st, &f->sf, r, p->src);
 	}
 	if (cli_grow((void **)&p->raw, &p->capraw, p->nraw + 1, sizeof(*p->raw)))
 		return -ENOMEM;
@@ -235,20 +235,20 @@ static int read_event(struct timeline *tl, const struct fields *f,
 	e->seq = p->nraw;
 	e->type = (uint8_t)f->type;
 	e->tid = visible(tid) ? (uint32_t)tid : 0;
-	e->pid = sched ? (uint32_t)sched_fu64(r, f->pid) : file_pid;
+	e->pid = sched ? (uint32_t)d9_sched_fu64(r, f->pid) : file_pid;
 	e->src = p->src;
-	e->cpu = f->sf.cpu >= 0 ? (uint32_t)sched_fu64(r, f->sf.cpu) : UINT32_MAX;
+	e->cpu = f->sf.cpu >= 0 ? (uint32_t)d9_sched_fu64(r, f->sf.cpu) : UINT32_MAX;
 	switch (f->type) {
 	case EV_WAKING:
 		e->flag = f->flag >= 0 && r->values[f->flag].type == DIAL9_BOOL &&
 			  r->values[f->flag].b;
-		e->a = sched_fu64(r, f->waker);
+		e->a = d9_sched_fu64(r, f->waker);
 		break;
 	case EV_OUT:
 	case EV_IN: {
 		struct sched_ev ev;
 
-		sched_fields_ev(&f->sf, r, p->src, &ev);
+		d9_sched_fields_ev(&f->sf, r, p->src, &ev);
 		e->flag = f->type == EV_OUT ? ev.runnable : ev.wait_known;
 		e->a = ev.wait_ns;
 		e->bits = (ev.totals ? RAW_TOTALS : 0) | (ev.dead ? RAW_DEAD : 0);
@@ -260,8 +260,8 @@ static int read_event(struct timeline *tl, const struct fields *f,
 		ret = str_field(tl, r, f->name, &e->name);
 		break;
 	case EV_SCHED_LOST:
-		tl->lost_sched += sched_fu64(r, f->count);
-		e->a = sched_fu64(r, f->count);
+		tl->lost_sched += d9_sched_fu64(r, f->count);
+		e->a = d9_sched_fu64(r, f->count);
 		break;
 	case EV_BEGIN:
 	case EV_END:
@@ -365,7 +365,7 @@ static int read_file(struct timeline *tl, const char *path)
 			ncache = 0;	/* schemas are per stream */
 		if (r.kind == DIAL9_REC_METADATA) {
 			meta_pid(tl, &r, &pid);
-			ret = sched_meta_source(&tl->st, &r);
+			ret = d9_sched_meta_source(&tl->st, &r);
 			if (ret < 0)
 				break;
 			((struct priv *)tl->priv)->src = (uint32_t)ret;
@@ -582,7 +582,7 @@ static int switch_out(struct timeline *tl, uint32_t ti, const struct raw *e)
 	int ret;
 
 	raw_ev(e, &ev);
-	ret = sched_stats_out(&tl->st, &ev, &r);
+	ret = d9_sched_stats_out(&tl->st, &ev, &r);
 	if (!ret)
 		ret = add_pieces(tl, ti, &r);
 	tl->threads[ti].run_flow = 0;
@@ -597,7 +597,7 @@ static int switch_in(struct timeline *tl, uint32_t ti, const struct raw *e)
 	int ret;
 
 	raw_ev(e, &ev);
-	ret = sched_stats_in(&tl->st, &ev, &r);
+	ret = d9_sched_stats_in(&tl->st, &ev, &r);
 	if (!ret)
 		ret = add_pieces(tl, ti, &r);	/* what it did before */
 	if (ret)
@@ -634,7 +634,7 @@ static int thread_close(struct timeline *tl, uint32_t ti)
 
 	if (!t->sched)
 		return 0;
-	sched_stats_close(&tl->st, t->sched - 1, tl->last_ns, &r);
+	d9_sched_stats_close(&tl->st, t->sched - 1, tl->last_ns, &r);
 	return add_pieces(tl, ti, &r);
 }
 
@@ -676,7 +676,7 @@ static int replay_one(struct timeline *tl, const struct raw *e)
 						     0, false) : -2;
 
 		if (e->cpu != UINT32_MAX &&
-		    sched_stats_cpu_seen(&tl->st, e->src, e->cpu, e->ts))
+		    d9_sched_stats_cpu_seen(&tl->st, e->src, e->cpu, e->ts))
 			return -ENOMEM;
 
 		/* only a wake-up that makes a sleeping thread runnable */
@@ -699,14 +699,14 @@ static int replay_one(struct timeline *tl, const struct raw *e)
 			span_close_top(tl, t, e->ts, false, 0);
 		return 0;
 	case EV_MIGRATE:
-		sched_stats_migrate(&tl->st, e->src, e->tid, e->pid);
+		d9_sched_stats_migrate(&tl->st, e->src, e->tid, e->pid);
 		return 0;
 	case EV_BEGIN:
 		return t ? span_open(tl, (uint32_t)ti, e, e->ts, 0) : 0;
 	case EV_END:
 		return t ? span_end(tl, (uint32_t)ti, e) : 0;
 	case EV_SCHED_LOST:
-		if (sched_stats_lost(&tl->st, e->src, e->ts, e->cpu, e->a))
+		if (d9_sched_stats_lost(&tl->st, e->src, e->ts, e->cpu, e->a))
 			return -ENOMEM;
 		return add_mark(tl, e, ti);
 	case EV_INSTANT:
@@ -777,7 +777,7 @@ static int replay(struct timeline *tl)
 	int ret = 0;
 
 	if (p->nraw)
-		cli_sort(p->raw, p->nraw, sizeof(*p->raw), cmp_raw);
+		d9_sort(p->raw, p->nraw, sizeof(*p->raw), cmp_raw);
 	if (p->nraw) {
 		tl->first_ns = p->raw[0].ts;
 		tl->last_ns = p->raw[p->nraw - 1].ts;
@@ -794,13 +794,13 @@ static int replay(struct timeline *tl)
 	}
 	if (ret)
 		return ret;
-	sched_stats_finish(&tl->st, tl->last_ns);
+	d9_sched_stats_finish(&tl->st, tl->last_ns);
 	if (tl->n_slices)
-		cli_sort(tl->slices, tl->n_slices, sizeof(*tl->slices), cmp_slice);
+		d9_sort(tl->slices, tl->n_slices, sizeof(*tl->slices), cmp_slice);
 	if (tl->n_spans)
-		cli_sort(tl->spans, tl->n_spans, sizeof(*tl->spans), cmp_span);
+		d9_sort(tl->spans, tl->n_spans, sizeof(*tl->spans), cmp_span);
 	if (tl->n_delays)
-		cli_sort(tl->delays, tl->n_delays, sizeof(*tl->delays), cmp_delay);
+		d9_sort(tl->delays, tl->n_delays, sizeof(*tl->delays), cmp_delay);
 	return span_depths(tl);
 }
 
@@ -810,7 +810,7 @@ int tl_load(struct timeline *tl, char **paths, int n, const char *what)
 	int ret = 0;
 
 	memset(tl, 0, sizeof(*tl));
-	sched_stats_init(&tl->st);
+	d9_sched_stats_init(&tl->st);
 	tl->priv = p;
 	if (!p || tl_pool_put(tl, "", 1)) {
 		fprintf(stderr, "dial9: out of memory\n");
@@ -856,7 +856,7 @@ void tl_free(struct timeline *tl)
 		free(p->tidtab);
 		free(p);
 	}
-	sched_stats_free(&tl->st);
+	d9_sched_stats_free(&tl->st);
 	memset(tl, 0, sizeof(*tl));
 }
 

@@ -166,6 +166,10 @@ struct dial9_config {
 	 * threads it drains; a higher value yields to them, at the cost of
 	 * application events lost when the collector fills. */
 	int32_t flush_nice;
+	/* The host name in segments, object keys and summaries (a fleet's
+	 * own name for the machine, or a container's); NULL: gethostname().
+	 * DIAL9_HOST_NAME. */
+	const char *host_name;
 };
 
 enum dial9_storage {
@@ -282,6 +286,9 @@ struct dial9_stats {
 	 * match their event type (count or types), or because the type
 	 * could not be registered (see docs/lib.md). */
 	uint64_t events_invalid;
+	/* Segment summaries (docs/format.md), shipped beside the segments. */
+	uint64_t summaries_done;   /* shipped (S3) or written (write-back) */
+	uint64_t summaries_failed; /* not built, refused, or abandoned: lost */
 };
 
 /* Snapshot of the recorder's health and counters. */

@@ -894,6 +894,9 @@ static void cli_ls_fetch(void **state)
 	assert_int_equal(ls_count(out, "--since 2021-01-01"), 5);
 	assert_int_equal(ls_count(out, "--since 2019-12-31T23:59"), 6);
 	assert_int_equal(ls_count(out, "--since 1h"), 5);
+	assert_int_equal(ls_count(out, "--since yesterday"), 5);
+	assert_int_equal(ls_count(out, "--until 2021-01-01"), 1);
+	assert_int_equal(ls_count(out, "--since 2019-12-31 --until today"), 1);
 	assert_int_equal(ls_count(out, "--service nobody"), 0);
 	/* the environment instead of options; the prefix's default */
 	assert_int_equal(sh("DIAL9_S3_ENDPOINT=http://127.0.0.1:%d %s ls s3://" BUCKET
@@ -945,7 +948,8 @@ static void cli_ls_fetch(void **state)
 			    "--endpoint http://127.0.0.1:%d 2> '%s' > /dev/null",
 			    tool(), srv.port, err), 1);
 	assert_int_equal(sh("grep -q 'HTTP 403 SignatureDoesNotMatch' '%s'", err), 0);
-	assert_int_equal(sh("%s ls s3://" BUCKET " --since yesterday 2> /dev/null", tool()), 2);
+	assert_int_equal(sh("%s ls s3://" BUCKET " --since someday 2> /dev/null", tool()), 2);
+	assert_int_equal(sh("%s ls s3://" BUCKET " --until soon 2> /dev/null", tool()), 2);
 	assert_int_equal(sh("%s fetch s3://" BUCKET " 2> /dev/null", tool()), 2);
 	test_free_list(all);
 	test_rm_rf(dir);

@@ -322,6 +322,96 @@ static void s3_keys(void **state)
 	t.prefix = "";
 	assert_int_equal(d9_s3_key(&t, key, sizeof(key)), 0);
 	assert_true(!strncmp(key, "version=1/", 10));
+	/* its summary: the same partitions below summary/ */
+	assert_int_equal(d9_s3_summary_key(&t, key, sizeof(key)), 0);
+	assert_string_equal(key,
+			    "summary/version=1/date=2023-11-14/service=api%2Fv2 %3Dx/"
+			    "time=2213/instance=h1/boot=abcd-42/1700000000-7.json.gz");
+	t.prefix = "dial9-traces";
+	assert_int_equal(d9_s3_summary_key(&t, key, sizeof(key)), 0);
+	assert_true(!strncmp(key, "dial9-traces/summary/version=1/date=2023-11-14/", 47));
+}
+
+/*
+ * Segment summaries beside write-back: with scheduler events each
+ * segment's summary lands below {dst}/summary/version=1/ (counted in
+ * summaries_done); with that directory blocked by a file, the segments
+ * still ship and every summary is counted as lost.
+ */
+static unsigned int summaries_run(const char *dir, const char *dst,
+				  struct dial9_stats *st)
+{
+	struct dial9_config c;
+
+	cfg_for(&c, dir);
+	c.sched = DIAL9_SCHED_AUTO;	/* perf, else schedstat: switches */
+	c.host_name = "summary-host";
+	c.pipeline = DIAL9_PIPE_LZ4 | DIAL9_PIPE_WRITE_BACK;
+	c.write_back_dir = dst;
+	c.retry_base_ms = 20;
+	c.retry_max_ms = 50;
+	c.shutdown_timeout_ms = 500;
+	assert_int_equal(dial9_start(&c), 0);
+	for (int s = 0; s < 3; s++) {
+		for (int i = 0; i < 20; i++) {
+			DIAL9_EMIT(t_w, dial9_u64((uint64_t)i), dial9_str("x"));
+			usleep(2000);	/* switches to summarize */
+		}
+		assert_int_equal(dial9_rotate(), 0);
+	}
+	assert_int_equal(dial9_stop(), 0);
+	dial9_get_stats(st);
+	return (unsigned int)st->segments_sealed;
+}
+
+static void summaries_beside_write_back(void **state)
+{
+	char *dir = test_tmpdir("w-sum"), *dst = test_tmpdir("w-sumdst");
+	struct dial9_stats st;
+	char *blocked;
+	unsigned int sealed;
+	size_t n;
+
+	(void)state;
+	sealed = summaries_run(dir, dst, &st);
+	assert_int_equal(st.pipe_done, sealed);
+	assert_true(st.summaries_done >= 1);
+	assert_int_equal(st.summaries_failed, 0);
+	assert_int_equal(sh("test $(find '%s/summary/version=1' -path '*/instance=summary-host/*' "
+			    "-name '*.json.gz' | wc -l) -eq %llu", dst,
+			    (unsigned long long)st.summaries_done), 0);
+	/* gzip'd JSON lines that name the host and the segment shipped */
+	assert_int_equal(sh("for f in $(find '%s/summary' -name '*.json.gz'); do "
+			    "zcat $f | grep -q '^{\"host\":\"summary-host\",' || exit 1; "
+			    "s=$(zcat $f | grep -o '\"segment\":\"[^\"]*\"' | head -1 | "
+			    "cut -d'\"' -f4); test -n \"$s\" && test -f '%s'/$s || exit 1; "
+			    "done", dst, dst), 0);
+	test_rm_rf(dir);
+	test_rm_rf(dst);
+
+	if (asprintf(&blocked, "%s/summary", dst) < 0)
+		abort();
+	assert_int_equal(sh("mkdir -p '%s' && touch '%s'", dst, blocked), 0);
+	sealed = summaries_run(dir, dst, &st);
+	assert_int_equal(st.pipe_done, sealed);	/* the segments still go */
+	assert_int_equal(st.summaries_done, 0);
+	assert_true(st.summaries_failed >= 1);	/* and the loss is counted */
+	assert_true(st.pipe_errors > 0);
+	{
+		char *wboot = test_boot_dir(dst);
+		char **v;
+
+		assert_non_null(wboot);
+		v = test_list(wboot, ".dial9.lz4", &n);
+		test_free_list(v);
+		assert_int_equal(n, sealed);
+		free(wboot);
+	}
+	free(blocked);
+	test_rm_rf(dir);
+	test_rm_rf(dst);
+	free(dir);
+	free(dst);
 }
 
 static void s3_classify(void **state)
@@ -801,6 +891,7 @@ int main(void)
 		cmocka_unit_test(lz4_in_place),
 		cmocka_unit_test(write_back_lz4),
 		cmocka_unit_test(write_back_plain),
+		cmocka_unit_test(summaries_beside_write_back),
 		cmocka_unit_test(unshippable_segments_are_evicted_and_counted),
 		cmocka_unit_test(trigger_from_thread),
 		cmocka_unit_test(debounce_burst),

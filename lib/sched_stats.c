@@ -42,18 +42,20 @@
  * the report and the export use these two figures.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "cli.h"
+#include "grow.h"
 #include "sched_stats.h"
 
-void sched_stats_init(struct sched_stats *st)
+void d9_sched_stats_init(struct sched_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 }
 
-void sched_stats_free(struct sched_stats *st)
+void d9_sched_stats_free(struct sched_stats *st)
 {
 	for (size_t i = 0; i < st->n; i++) {
 		free(st->threads[i].delays);
@@ -62,6 +64,8 @@ void sched_stats_free(struct sched_stats *st)
 	for (size_t i = 0; i < st->nsrcs; i++) {
 		free(st->srcs[i].host);
 		free(st->srcs[i].boot_id);
+		free(st->srcs[i].service);
+		free(st->srcs[i].backend);
 		free(st->srcs[i].cpu_last);
 	}
 	free(st->threads);
@@ -77,7 +81,7 @@ static bool same_str(const char *a, const char *b)
 	return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
-int sched_stats_source(struct sched_stats *st, const char *host,
+int d9_sched_stats_source(struct sched_stats *st, const char *host,
 		       const char *boot_id)
 {
 	struct sched_source *s, *ns;
@@ -105,7 +109,7 @@ int sched_stats_source(struct sched_stats *st, const char *host,
 static struct sched_source *source(struct sched_stats *st, uint32_t src)
 {
 	while (st->nsrcs <= src)
-		if (sched_stats_source(st, NULL, NULL) < 0)
+		if (d9_sched_stats_source(st, NULL, NULL) < 0)
 			return NULL;
 	return &st->srcs[src];
 }
@@ -135,7 +139,7 @@ static int rehash(struct sched_stats *st)
 	return 0;
 }
 
-long sched_stats_thread(struct sched_stats *st, uint32_t src, uint32_t tid,
+long d9_sched_stats_thread(struct sched_stats *st, uint32_t src, uint32_t tid,
 			uint32_t tgid)
 {
 	struct sched_thread *t;
@@ -155,7 +159,7 @@ long sched_stats_thread(struct sched_stats *st, uint32_t src, uint32_t tid,
 			return (long)st->tab[i] - 1;
 		}
 	}
-	if (cli_grow((void **)&st->threads, &st->cap, st->n + 1, sizeof(*t)))
+	if (d9_grow((void **)&st->threads, &st->cap, st->n + 1, sizeof(*t)))
 		return -ENOMEM;
 	t = &st->threads[st->n++];
 	memset(t, 0, sizeof(*t));
@@ -167,7 +171,7 @@ long sched_stats_thread(struct sched_stats *st, uint32_t src, uint32_t tid,
 	return (long)st->n - 1;
 }
 
-int sched_hist_bucket(uint64_t ns)
+int d9_sched_hist_bucket(uint64_t ns)
 {
 	uint64_t us = ns / 1000;
 	int b = us ? 64 - __builtin_clzll(us) : 0;
@@ -178,9 +182,9 @@ int sched_hist_bucket(uint64_t ns)
 static int add_delay(struct sched_stats *st, struct sched_thread *t,
 		     uint64_t ns, uint64_t at)
 {
-	if (cli_grow((void **)&t->delays, &t->cap, t->ndelays + 1,
+	if (d9_grow((void **)&t->delays, &t->cap, t->ndelays + 1,
 		 sizeof(*t->delays)) ||
-	    cli_grow((void **)&t->delay_at, &t->cap_at, t->ndelays + 1,
+	    d9_grow((void **)&t->delay_at, &t->cap_at, t->ndelays + 1,
 		 sizeof(*t->delay_at)))
 		return -ENOMEM;
 	t->delay_at[t->ndelays] = at;
@@ -191,7 +195,7 @@ static int add_delay(struct sched_stats *st, struct sched_thread *t,
 		t->delay_max = ns;
 		t->delay_max_at = at;
 	}
-	st->hist[sched_hist_bucket(ns)]++;
+	st->hist[d9_sched_hist_bucket(ns)]++;
 	return 0;
 }
 
@@ -215,8 +219,8 @@ static void correct_delay(struct sched_stats *st, struct sched_thread *t,
 	now = delta < 0 ? old - (uint64_t)-delta : old + (uint64_t)delta;
 	t->delays[i] = now;
 	t->delay_sum = t->delay_sum - old + now;
-	st->hist[sched_hist_bucket(old)]--;
-	st->hist[sched_hist_bucket(now)]++;
+	st->hist[d9_sched_hist_bucket(old)]--;
+	st->hist[d9_sched_hist_bucket(now)]++;
 	if (now > t->delay_max) {
 		t->delay_max = now;
 		t->delay_max_at = t->delay_at[i];
@@ -239,7 +243,7 @@ static bool visible(uint32_t tid)
 	return tid != 0 && tid != UINT32_MAX;
 }
 
-int sched_stats_cpu_seen(struct sched_stats *st, uint32_t src, uint32_t cpu,
+int d9_sched_stats_cpu_seen(struct sched_stats *st, uint32_t src, uint32_t cpu,
 			 uint64_t now)
 {
 	struct sched_source *s = source(st, src);
@@ -344,18 +348,18 @@ static void totals_base(struct sched_thread *t, const struct sched_ev *e,
 	}
 }
 
-int sched_stats_out(struct sched_stats *st, const struct sched_ev *e,
+int d9_sched_stats_out(struct sched_stats *st, const struct sched_ev *e,
 		    struct sched_result *res)
 {
 	struct sched_result r = { 0 };
 	struct sched_thread *t;
 	long ti;
 
-	if (sched_stats_cpu_seen(st, e->src, e->cpu, e->ts))
+	if (d9_sched_stats_cpu_seen(st, e->src, e->cpu, e->ts))
 		return -ENOMEM;
 	if (!visible(e->tid))
 		return 0;
-	ti = sched_stats_thread(st, e->src, e->tid, e->tgid);
+	ti = d9_sched_stats_thread(st, e->src, e->tid, e->tgid);
 	if (ti < 0)
 		return -ENOMEM;
 	t = &st->threads[ti];
@@ -396,7 +400,7 @@ int sched_stats_out(struct sched_stats *st, const struct sched_ev *e,
 	return 0;
 }
 
-int sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
+int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 		   struct sched_result *res)
 {
 	uint64_t w = e->wait_known ? e->wait_ns : 0;
@@ -405,11 +409,11 @@ int sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 	bool with_totals, known;
 	long ti;
 
-	if (sched_stats_cpu_seen(st, e->src, e->cpu, e->ts))
+	if (d9_sched_stats_cpu_seen(st, e->src, e->cpu, e->ts))
 		return -ENOMEM;
 	if (!visible(e->tid))
 		return 0;
-	ti = sched_stats_thread(st, e->src, e->tid, e->tgid);
+	ti = d9_sched_stats_thread(st, e->src, e->tid, e->tgid);
 	if (ti < 0)
 		return -ENOMEM;
 	t = &st->threads[ti];
@@ -475,20 +479,20 @@ int sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 	return 0;
 }
 
-void sched_stats_migrate(struct sched_stats *st, uint32_t src, uint32_t tid,
+void d9_sched_stats_migrate(struct sched_stats *st, uint32_t src, uint32_t tid,
 			 uint32_t tgid)
 {
-	long ti = visible(tid) ? sched_stats_thread(st, src, tid, tgid) : -1;
+	long ti = visible(tid) ? d9_sched_stats_thread(st, src, tid, tgid) : -1;
 
 	if (ti >= 0)
 		st->threads[ti].migrations++;
 }
 
-void sched_stats_name(struct sched_stats *st, uint32_t src, uint64_t time_ns,
+void d9_sched_stats_name(struct sched_stats *st, uint32_t src, uint64_t time_ns,
 		      uint32_t tid, uint32_t tgid, const char *name,
 		      size_t len)
 {
-	long ti = visible(tid) ? sched_stats_thread(st, src, tid, tgid) : -1;
+	long ti = visible(tid) ? d9_sched_stats_thread(st, src, tid, tgid) : -1;
 	struct sched_thread *t;
 
 	if (ti < 0)
@@ -503,13 +507,13 @@ void sched_stats_name(struct sched_stats *st, uint32_t src, uint64_t time_ns,
 	t->name_ns = time_ns;
 }
 
-int sched_stats_lost(struct sched_stats *st, uint32_t src, uint64_t ts,
+int d9_sched_stats_lost(struct sched_stats *st, uint32_t src, uint64_t ts,
 		     uint32_t cpu, uint64_t count)
 {
 	struct sched_source *s = source(st, src);
 	struct sched_loss *l;
 
-	if (!s || cli_grow((void **)&st->losses, &st->loss_cap, st->nloss + 1,
+	if (!s || d9_grow((void **)&st->losses, &st->loss_cap, st->nloss + 1,
 		       sizeof(*l)))
 		return -ENOMEM;
 	l = &st->losses[st->nloss++];
@@ -523,10 +527,10 @@ int sched_stats_lost(struct sched_stats *st, uint32_t src, uint64_t ts,
 	if (l->from > ts)
 		l->from = ts;
 	st->lost += count;
-	return sched_stats_cpu_seen(st, src, cpu, ts);
+	return d9_sched_stats_cpu_seen(st, src, cpu, ts);
 }
 
-int sched_stats_unfollowed(struct sched_stats *st, uint32_t src,
+int d9_sched_stats_unfollowed(struct sched_stats *st, uint32_t src,
 			   uint32_t pid, uint32_t parent, bool exec)
 {
 	struct sched_unfollowed *u;
@@ -543,14 +547,14 @@ int sched_stats_unfollowed(struct sched_stats *st, uint32_t src,
 	return 0;
 }
 
-void sched_stats_sample(struct sched_stats *st, uint32_t src,
+void d9_sched_stats_sample(struct sched_stats *st, uint32_t src,
 			uint64_t time_ns, uint32_t tid, uint32_t tgid,
 			uint64_t run_ns, uint64_t delay_ns, uint64_t slices)
 {
-	long ti = sched_stats_thread(st, src, tid, tgid);
+	long ti = d9_sched_stats_thread(st, src, tid, tgid);
 	struct sched_thread *t;
 
-	sched_stats_cpu_seen(st, src, UINT32_MAX, time_ns);
+	d9_sched_stats_cpu_seen(st, src, UINT32_MAX, time_ns);
 	if (ti < 0)
 		return;
 	t = &st->threads[ti];
@@ -564,7 +568,7 @@ void sched_stats_sample(struct sched_stats *st, uint32_t src,
 	t->ss_slices = slices;
 }
 
-void sched_stats_close(struct sched_stats *st, size_t i, uint64_t end_ns,
+void d9_sched_stats_close(struct sched_stats *st, size_t i, uint64_t end_ns,
 		       struct sched_result *res)
 {
 	struct sched_thread *t = &st->threads[i];
@@ -579,12 +583,12 @@ void sched_stats_close(struct sched_stats *st, size_t i, uint64_t end_ns,
 		*res = r;
 }
 
-void sched_stats_finish(struct sched_stats *st, uint64_t end_ns)
+void d9_sched_stats_finish(struct sched_stats *st, uint64_t end_ns)
 {
 	for (size_t i = 0; i < st->n; i++) {
 		struct sched_thread *t = &st->threads[i];
 
-		sched_stats_close(st, i, end_ns, NULL);
+		d9_sched_stats_close(st, i, end_ns, NULL);
 		if (t->totals) {
 			t->runq_total_ns = t->cum_total >= t->base_total ?
 					   t->cum_total - t->base_total : 0;
@@ -611,13 +615,13 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-uint64_t sched_thread_percentile(struct sched_thread *t, double pct)
+uint64_t d9_sched_thread_percentile(struct sched_thread *t, double pct)
 {
 	size_t i;
 
 	if (!t->ndelays)
 		return 0;
-	cli_sort(t->delays, t->ndelays, sizeof(uint64_t), cmp_u64);
+	d9_sort(t->delays, t->ndelays, sizeof(uint64_t), cmp_u64);
 	/* Nearest rank. */
 	i = (size_t)(pct / 100.0 * (double)t->ndelays + 0.999999);
 	if (i == 0)
@@ -625,4 +629,39 @@ uint64_t sched_thread_percentile(struct sched_thread *t, double pct)
 	if (i > t->ndelays)
 		i = t->ndelays;
 	return t->delays[i - 1];
+}
+
+uint64_t d9_sched_wall_ns(const struct sched_stats *st, uint32_t src,
+			  uint64_t ts)
+{
+	const struct sched_source *s;
+	int64_t wall;
+
+	if (src >= st->nsrcs || !st->srcs[src].synced)
+		return 0;
+	s = &st->srcs[src];
+	wall = (int64_t)s->sync_real + ((int64_t)ts - (int64_t)s->sync_mono);
+	return wall > 0 ? (uint64_t)wall : 0;
+}
+
+void d9_sched_utc(uint64_t wall_ns, char *buf, size_t len)
+{
+	time_t secs = (time_t)(wall_ns / 1000000000ull);
+	struct tm tm;
+	char d[32];
+
+	if (!wall_ns || !gmtime_r(&secs, &tm) ||
+	    !strftime(d, sizeof(d), "%Y-%m-%dT%H:%M:%S", &tm)) {
+		if (len)
+			*buf = 0;
+		return;
+	}
+	snprintf(buf, len, "%s.%06uZ", d,
+		 (unsigned int)(wall_ns / 1000 % 1000000));
+}
+
+bool d9_sched_thread_active(const struct sched_thread *t)
+{
+	return t->delay_count || t->voluntary || t->involuntary ||
+	       t->sampled || t->unknown_delays || t->waits;
 }

@@ -15,7 +15,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #define SCHED_HIST_BUCKETS 40	/* log2 of microseconds */
 
@@ -28,7 +27,7 @@ enum sched_state {
 /* One switch event of a thread, as read from a trace or the kernel. */
 struct sched_ev {
 	uint64_t ts;
-	uint32_t src;			/* trace source (sched_stats_source) */
+	uint32_t src;			/* trace source (d9_sched_stats_source) */
 	uint32_t tid, tgid, cpu;
 	bool runnable;			/* out: preempted, still runnable */
 	bool dead;			/* out: its last switch (state X) */
@@ -67,7 +66,7 @@ struct sched_thread {
 	uint64_t *delay_at;		/* when each ended (until sorted) */
 	size_t ndelays, cap, cap_at;
 	size_t pending;			/* 1 + index of a delay to correct */
-	/* the one total (sched_stats_finish): exact with totals */
+	/* the one total (d9_sched_stats_finish): exact with totals */
 	uint64_t runq_total_ns, waits;
 	/* cumulative totals: at first observation, and the newest known */
 	bool totals;
@@ -93,7 +92,11 @@ struct sched_loss {
 /* Where events came from: threads of two sources never merge. */
 struct sched_source {
 	char *host, *boot_id;
+	char *service, *backend;	/* from its metadata, or NULL */
 	uint64_t first_ns;
+	/* its first clock sync: CLOCK_REALTIME = real + (ts - mono) */
+	bool synced;
+	uint64_t sync_mono, sync_real;
 	uint64_t *cpu_last;		/* newest event time per CPU */
 	uint32_t ncpu;
 };
@@ -120,67 +123,60 @@ struct sched_stats {
 	uint64_t first_ns, last_ns;
 };
 
-void sched_stats_init(struct sched_stats *st);
-void sched_stats_free(struct sched_stats *st);
+void d9_sched_stats_init(struct sched_stats *st);
+void d9_sched_stats_free(struct sched_stats *st);
 /*
  * The source of events from @host and @boot_id (either may be NULL: not
  * known); equal pairs are one source.  Returns its index or -ENOMEM.
  * Live tools and traces without metadata use source 0.
  */
-int sched_stats_source(struct sched_stats *st, const char *host,
+int d9_sched_stats_source(struct sched_stats *st, const char *host,
 		       const char *boot_id);
 /* An event of @cpu at @ts (for the windows of losses); -ENOMEM. */
-int sched_stats_cpu_seen(struct sched_stats *st, uint32_t src, uint32_t cpu,
+int d9_sched_stats_cpu_seen(struct sched_stats *st, uint32_t src, uint32_t cpu,
 			 uint64_t ts);
 /* Returns the thread's index (created on first sight), or -ENOMEM. */
-long sched_stats_thread(struct sched_stats *st, uint32_t src, uint32_t tid,
+long d9_sched_stats_thread(struct sched_stats *st, uint32_t src, uint32_t tid,
 			uint32_t tgid);
 /* A switch-out and a switch-in; @res (may be NULL) says what it meant. */
-int sched_stats_out(struct sched_stats *st, const struct sched_ev *e,
+int d9_sched_stats_out(struct sched_stats *st, const struct sched_ev *e,
 		    struct sched_result *res);
-int sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
+int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 		   struct sched_result *res);
-void sched_stats_migrate(struct sched_stats *st, uint32_t src, uint32_t tid,
+void d9_sched_stats_migrate(struct sched_stats *st, uint32_t src, uint32_t tid,
 			 uint32_t tgid);
-void sched_stats_name(struct sched_stats *st, uint32_t src, uint64_t time_ns,
+void d9_sched_stats_name(struct sched_stats *st, uint32_t src, uint64_t time_ns,
 		      uint32_t tid, uint32_t tgid, const char *name,
 		      size_t len);
 /* @count records of @cpu were lost just before @ts. */
-int sched_stats_lost(struct sched_stats *st, uint32_t src, uint64_t ts,
+int d9_sched_stats_lost(struct sched_stats *st, uint32_t src, uint64_t ts,
 		     uint32_t cpu, uint64_t count);
 /*
  * A child process the kernel could not follow, or (@exec) a process it
  * stopped following at an exec that gained privileges.
  */
-int sched_stats_unfollowed(struct sched_stats *st, uint32_t src,
+int d9_sched_stats_unfollowed(struct sched_stats *st, uint32_t src,
 			   uint32_t pid, uint32_t parent, bool exec);
 /* A cumulative schedstat sample (the schedstat backend). */
-void sched_stats_sample(struct sched_stats *st, uint32_t src,
+void d9_sched_stats_sample(struct sched_stats *st, uint32_t src,
 			uint64_t time_ns, uint32_t tid, uint32_t tgid,
 			uint64_t run_ns, uint64_t delay_ns, uint64_t slices);
 /* End thread @i's open interval at @end_ns (into @res, may be NULL). */
-void sched_stats_close(struct sched_stats *st, size_t i, uint64_t end_ns,
+void d9_sched_stats_close(struct sched_stats *st, size_t i, uint64_t end_ns,
 		       struct sched_result *res);
 /* Close open intervals at @end_ns (the end of the observed window). */
-void sched_stats_finish(struct sched_stats *st, uint64_t end_ns);
+void d9_sched_stats_finish(struct sched_stats *st, uint64_t end_ns);
 /* The log2-microsecond bucket of a delay. */
-int sched_hist_bucket(uint64_t ns);
+int d9_sched_hist_bucket(uint64_t ns);
+/* Wall clock (ns since the epoch, UTC) of trace time @ts of source
+ * @src, from its clock sync; 0 when it has none. */
+uint64_t d9_sched_wall_ns(const struct sched_stats *st, uint32_t src,
+			  uint64_t ts);
+/* "YYYY-MM-DDTHH:MM:SS.mmmmmmZ" of @wall_ns into buf ("" for 0). */
+void d9_sched_utc(uint64_t wall_ns, char *buf, size_t len);
+/* A thread with anything to report (the others are left out). */
+bool d9_sched_thread_active(const struct sched_thread *t);
 /* Percentile (0..100) of a thread's delays; 0 without delays. */
-uint64_t sched_thread_percentile(struct sched_thread *t, double pct);
-
-struct sched_report_opts {
-	uint32_t tid;			/* only this thread, 0 = all */
-	uint64_t min_delay_ns;		/* only threads whose max is >= this */
-	int top;			/* at most this many threads, 0 = all */
-	bool json;
-};
-
-/* Losses and unfollowed processes: what makes the figures incomplete. */
-void sched_losses_print(const struct sched_stats *st, FILE *out);
-/* Threads by total runqueue wait, then the histogram; text or JSON. */
-void sched_stats_report(struct sched_stats *st,
-			const struct sched_report_opts *o, FILE *out);
-/* The histogram alone, like BCC's runqlat. */
-void sched_hist_print(const uint64_t *hist, FILE *out);
+uint64_t d9_sched_thread_percentile(struct sched_thread *t, double pct);
 
 #endif

@@ -22,20 +22,27 @@ struct sched_fields {
 	    rcount, name, count, run, slices, parent, waker, events, pexec;
 };
 
-void sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s);
-uint64_t sched_fu64(const struct dial9_record *r, int i);
-bool sched_fbool(const struct dial9_record *r, int i);
+void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s);
+uint64_t d9_sched_fu64(const struct dial9_record *r, int i);
+bool d9_sched_fbool(const struct dial9_record *r, int i);
 /* A sched.switch_out or sched.switch_in of source @src as an event. */
-void sched_fields_ev(const struct sched_fields *f,
+void d9_sched_fields_ev(const struct sched_fields *f,
 		     const struct dial9_record *r, uint32_t src,
 		     struct sched_ev *e);
 /* The source a metadata record names (host, boot_id); -ENOMEM. */
-int sched_meta_source(struct sched_stats *st, const struct dial9_record *r);
+int d9_sched_meta_source(struct sched_stats *st, const struct dial9_record *r);
 /*
  * Feed one sched.* or dial9.lost event of source @src to @st: switches,
  * migrations, names, losses, unfollowed processes, samples; -ENOMEM.
  */
-int sched_feed(struct sched_stats *st, const struct sched_fields *f,
+int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 	       const struct dial9_record *r, uint32_t src);
+/*
+ * Feed every sched.* and dial9.lost event of the trace in buf[0..len)
+ * (one segment, or several concatenated) to @st, each under the source
+ * its metadata names; 0, -ENOMEM, or the decoder's error (*err_off: where).
+ */
+int d9_sched_trace(struct sched_stats *st, const void *buf, size_t len,
+		   uint64_t *err_off);
 
 #endif

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fleet_read.c - the rows of segment summaries below a directory: each
+ * *.json.gz decompressed (zlib), each line a flat JSON object of which
+ * the columns of struct fleet_row are kept.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "cli.h"
+#include "fleet.h"
+#include "summary.h"
+
+/* ---- a flat JSON object: strings, numbers, literals, arrays of them ---- */
+
+struct cur {
+	const char *p, *end;
+};
+
+static void ws(struct cur *c)
+{
+	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' ||
+				 *c->p == '\r' || *c->p == '\n'))
+		c->p++;
+}
+
+static int hexval(char ch)
+{
+	return ch >= '0' && ch <= '9' ? ch - '0' :
+	       ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 :
+	       ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+}
+
+/* A string into out[0..len) (cut to fit, UTF-8 from \u escapes). */
+static int str(struct cur *c, char *out, size_t len)
+{
+	size_t o = 0;
+
+	if (c->p >= c->end || *c->p != '"')
+		return -1;
+	for (c->p++; c->p < c->end && *c->p != '"'; c->p++) {
+		unsigned int u = (unsigned char)*c->p;
+		bool esc_u = false;
+		char b[4];
+		size_t nb = 1;
+
+		if (u == '\\') {
+			if (++c->p >= c->end)
+				return -1;
+			switch (*c->p) {
+			case 'n': u = '\n'; break;
+			case 't': u = '\t'; break;
+			case 'r': u = '\r'; break;
+			case 'b': u = '\b'; break;
+			case 'f': u = '\f'; break;
+			case 'u':
+				if (c->end - c->p < 5)
+					return -1;
+				u = 0;
+				for (int i = 1; i <= 4; i++) {
+					int h = hexval(c->p[i]);
+
+					if (h < 0)
+						return -1;
+					u = u * 16 + (unsigned int)h;
+				}
+				c->p += 4;
+				esc_u = true;
+				break;
+			default: u = (unsigned char)*c->p;
+			}
+		}
+		if (u < 0x80 || !esc_u) { /* raw UTF-8 bytes stay as they are */
+			b[0] = (char)u;
+		} else if (u < 0x800) {
+			b[0] = (char)(0xc0 | u >> 6);
+			b[1] = (char)(0x80 | (u & 0x3f));
+			nb = 2;
+		} else {
+			b[0] = (char)(0xe0 | u >> 12);
+			b[1] = (char)(0x80 | ((u >> 6) & 0x3f));
+			b[2] = (char)(0x80 | (u & 0x3f));
+			nb = 3;
+		}
+		if (out && o + nb < len) {
+			memcpy(out + o, b, nb);
+			o += nb;
+		}
+	}
+	if (c->p >= c->end)
+		return -1;
+	c->p++;
+	if (out && len)
+		out[o] = 0;
+	return 0;
+}
+
+/* Skip a value that is not a string: number, literal, array. */
+static int skip(struct cur *c)
+{
+	int depth = 0;
+
+	while (c->p < c->end) {
+		char ch = *c->p;
+
+		if (ch == '"') {
+			if (str(c, NULL, 0))
+				return -1;
+			continue;
+		}
+		if (ch == '[')
+			depth++;
+		else if (ch == ']' && depth-- == 0)
+			return -1;
+		else if ((ch == ',' || ch == '}') && !depth)
+			return 0;
+		c->p++;
+	}
+	return -1;
+}
+
+struct col {
+	const char *name;
+	size_t off, len;	/* len: a string of that size; 0: a number */
+};
+
+#define S(f) { #f, offsetof(struct fleet_row, f), sizeof(((struct fleet_row *)0)->f) }
+#define N(f) { #f, offsetof(struct fleet_row, f), 0 }
+static const struct col cols[] = {
+	S(host), { "service_name", offsetof(struct fleet_row, service),
+		   sizeof(((struct fleet_row *)0)->service) },
+	S(boot_id), S(thread), S(segment), N(pid), N(tid), N(segment_index),
+	N(window_start_ns), N(window_end_ns), N(switches), N(runq_total_ns),
+	N(waits), N(unknown_delays), N(delay_count), N(delay_sum_ns),
+	N(delay_max_ns), N(delay_p50_ns), N(delay_p99_ns), N(delay_max_at_ns),
+	N(delay_max_at_mono_ns), N(lost_sched), N(lost_app),
+};
+
+static int parse_row(const char *p, const char *end, struct fleet_row *r)
+{
+	struct cur c = { p, end };
+
+	memset(r, 0, sizeof(*r));
+	ws(&c);
+	if (c.p >= c.end || *c.p++ != '{')
+		return -1;
+	for (;;) {
+		char key[64];
+		const struct col *k = NULL;
+
+		ws(&c);
+		if (c.p < c.end && *c.p == '}')
+			return 0;
+		if (str(&c, key, sizeof(key)))
+			return -1;
+		ws(&c);
+		if (c.p >= c.end || *c.p++ != ':')
+			return -1;
+		ws(&c);
+		for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
+			if (!strcmp(cols[i].name, key))
+				k = &cols[i];
+		if (k && k->len) {
+			if (*c.p == '"' ? str(&c, (char *)r + k->off, k->len) :
+					  skip(&c))
+				return -1;
+		} else if (k && c.p < c.end && *c.p >= '0' && *c.p <= '9') {
+			char *e;
+
+			*(uint64_t *)(void *)((char *)r + k->off) =
+				strtoull(c.p, &e, 10);
+			c.p = e;
+		} else if (c.p < c.end && *c.p == '"' ? str(&c, NULL, 0) :
+			   skip(&c)) {
+			return -1;
+		}
+		ws(&c);
+		if (c.p < c.end && *c.p == ',') {
+			c.p++;
+			continue;
+		}
+		if (c.p < c.end && *c.p == '}')
+			return 0;
+		return -1;
+	}
+}
+
+/* ---- files ---- */
+
+static int gunzip_file(const char *path, char **out, size_t *len)
+{
+	gzFile g = gzopen(path, "rb");
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	int got;
+
+	if (!g || !buf) {
+		if (g)
+			gzclose(g);
+		free(buf);
+		return g ? -ENOMEM : -errno;
+	}
+	while ((got = gzread(g, buf + n, (unsigned int)(cap - n - 1))) > 0) {
+		n += (size_t)got;
+		if (cap - n < 2) {
+			char *nb = cap < (1u << 30) ? realloc(buf, cap * 2) : NULL;
+
+			if (!nb) {
+				gzclose(g);
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (got < 0 || gzclose(g) != Z_OK) {
+		free(buf);
+		return -EBADMSG;
+	}
+	buf[n] = 0;
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static bool keep(const struct fleet_row *r, const struct fleet_filter *f)
+{
+	if (f->since && r->window_end_ns < (uint64_t)f->since * 1000000000ull)
+		return false;
+	if (f->until && r->window_start_ns >= (uint64_t)f->until * 1000000000ull)
+		return false;
+	if (f->service && strcmp(r->service, f->service))
+		return false;
+	if (f->host && strcmp(r->host, f->host))
+		return false;
+	return true;
+}
+
+static int read_file(const char *path, const struct fleet_filter *f,
+		     struct fleet_rows *rows)
+{
+	char *buf = NULL, *p, *nl;
+	size_t len = 0;
+	int ret = gunzip_file(path, &buf, &len);
+
+	if (ret) {
+		fprintf(stderr, "dial9 fleet: %s: %s\n", path,
+			ret == -EBADMSG ? "not a gzip file, or truncated" :
+			strerror(-ret));
+		rows->bad++;
+		return ret == -ENOMEM ? ret : 0;
+	}
+	rows->files++;
+	for (p = buf; p < buf + len; p = nl + 1) {
+		struct fleet_row r;
+
+		nl = memchr(p, '\n', (size_t)(buf + len - p));
+		if (!nl)
+			nl = buf + len;
+		if (nl == p)
+			continue;
+		if (parse_row(p, nl, &r)) {
+			rows->bad++;
+			continue;
+		}
+		if (!keep(&r, f))
+			continue;
+		snprintf(r.file, sizeof(r.file), "%s", path);
+		if (cli_grow((void **)&rows->v, &rows->cap, rows->n + 1,
+			     sizeof(r))) {
+			free(buf);
+			return -ENOMEM;
+		}
+		rows->v[rows->n++] = r;
+	}
+	free(buf);
+	return 0;
+}
+
+static char **found;
+static size_t nfound, capfound;
+
+static int visit(const char *path, const struct stat *st, int type,
+		 struct FTW *ftw)
+{
+	size_t n = strlen(path), el = strlen(D9_SUMMARY_EXT);
+	char *dup;
+
+	(void)st;
+	(void)ftw;
+	if (type != FTW_F || n < el || strcmp(path + n - el, D9_SUMMARY_EXT) ||
+	    strstr(path, "/."))	/* a write-back's temp file */
+		return 0;
+	dup = strdup(path);
+	if (!dup || cli_grow((void **)&found, &capfound, nfound + 1,
+			     sizeof(*found))) {
+		free(dup);
+		return -1;
+	}
+	found[nfound++] = dup;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int fleet_read_dir(const char *dir, const struct fleet_filter *f,
+		   struct fleet_rows *rows)
+{
+	char sub[4096];
+	struct stat st;
+	int ret = 0;
+
+	snprintf(sub, sizeof(sub), "%s/" D9_SUMMARY_DIR, dir);
+	if (stat(sub, &st) || !S_ISDIR(st.st_mode))
+		snprintf(sub, sizeof(sub), "%s", dir);
+	if (stat(sub, &st)) {
+		fprintf(stderr, "dial9 fleet: %s: %s\n", sub, strerror(errno));
+		return -errno;
+	}
+	nfound = 0;
+	if (nftw(sub, visit, 32, FTW_PHYS)) {
+		fprintf(stderr, "dial9 fleet: %s: cannot list it\n", sub);
+		ret = -ENOMEM;
+	}
+	qsort(found, nfound, sizeof(*found), cmp_str);
+	for (size_t i = 0; !ret && i < nfound; i++) {
+		cli_progress("fleet: reading summaries", (int)i, (int)nfound,
+			     found[i]);
+		ret = read_file(found[i], f, rows);
+	}
+	cli_progress_done();
+	for (size_t i = 0; i < nfound; i++)
+		free(found[i]);
+	free(found);
+	found = NULL;
+	nfound = capfound = 0;
+	if (ret == -ENOMEM)
+		fprintf(stderr, "dial9 fleet: out of memory\n");
+	return ret;
+}
+
+void fleet_rows_free(struct fleet_rows *rows)
+{
+	free(rows->v);
+	memset(rows, 0, sizeof(*rows));
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sched_report.h - the `dial9 sched` report of the statistics
+ * (lib/sched_stats.h): losses, threads, histogram, as text or JSON.
+ */
+#ifndef DIAL9_SCHED_REPORT_H
+#define DIAL9_SCHED_REPORT_H
+
+#include <stdio.h>
+
+#include "sched_stats.h"
+
+struct sched_report_opts {
+	uint32_t tid;			/* only this thread, 0 = all */
+	uint64_t min_delay_ns;		/* only threads whose max is >= this */
+	int top;			/* at most this many threads, 0 = all */
+	bool json;
+};
+
+/* Losses and unfollowed processes: what makes the figures incomplete. */
+void sched_losses_print(const struct sched_stats *st, FILE *out);
+/* Threads by total runqueue wait, then the histogram; text or JSON. */
+void sched_stats_report(struct sched_stats *st,
+			const struct sched_report_opts *o, FILE *out);
+/* The histogram alone, like BCC's runqlat. */
+void sched_hist_print(const uint64_t *hist, FILE *out);
+
+#endif
