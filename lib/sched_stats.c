@@ -348,11 +348,13 @@ static void totals_base(struct sched_thread *t, const struct sched_ev *e,
 	}
 }
 
-int d9_sched_stats_out(struct sched_stats *st, const struct sched_ev *e,
-		    struct sched_result *res)
+/*
+ * The thread of a switch event, in *@tp and @r->thread: 1, or 0 for a
+ * task that is not a thread to report, or -ENOMEM.
+ */
+static int event_thread(struct sched_stats *st, const struct sched_ev *e,
+			struct sched_thread **tp, struct sched_result *r)
 {
-	struct sched_result r = { 0 };
-	struct sched_thread *t;
 	long ti;
 
 	if (d9_sched_stats_cpu_seen(st, e->src, e->cpu, e->ts))
@@ -362,8 +364,20 @@ int d9_sched_stats_out(struct sched_stats *st, const struct sched_ev *e,
 	ti = d9_sched_stats_thread(st, e->src, e->tid, e->tgid);
 	if (ti < 0)
 		return -ENOMEM;
-	t = &st->threads[ti];
-	r.thread = (size_t)ti;
+	*tp = &st->threads[ti];
+	r->thread = (size_t)ti;
+	return 1;
+}
+
+int d9_sched_stats_out(struct sched_stats *st, const struct sched_ev *e,
+		    struct sched_result *res)
+{
+	struct sched_result r = { 0 };
+	struct sched_thread *t;
+	int ret = event_thread(st, e, &t, &r);
+
+	if (ret <= 0)
+		return ret;
 	if (t->state != SCHED_NONE && e->ts >= t->since) {
 		bool lossy;
 
@@ -407,17 +421,10 @@ int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 	struct sched_result r = { 0 };
 	struct sched_thread *t;
 	bool with_totals, known;
-	long ti;
+	int ret = event_thread(st, e, &t, &r);
 
-	if (d9_sched_stats_cpu_seen(st, e->src, e->cpu, e->ts))
-		return -ENOMEM;
-	if (!visible(e->tid))
-		return 0;
-	ti = d9_sched_stats_thread(st, e->src, e->tid, e->tgid);
-	if (ti < 0)
-		return -ENOMEM;
-	t = &st->threads[ti];
-	r.thread = (size_t)ti;
+	if (ret <= 0)
+		return ret;
 	with_totals = e->totals && (t->totals || !t->last);
 
 	/* How long the wait that ends here was, if that is known. */
