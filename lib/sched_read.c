@@ -109,6 +109,17 @@ int d9_sched_meta_source(struct sched_stats *st, const struct dial9_record *r)
 	return ret;
 }
 
+void d9_sched_clock_sync(struct sched_stats *st, uint32_t src,
+			 const struct dial9_record *rec)
+{
+	if (rec->kind != DIAL9_REC_CLOCK_SYNC || src >= st->nsrcs ||
+	    st->srcs[src].synced)
+		return;
+	st->srcs[src].synced = true;
+	st->srcs[src].sync_mono = rec->mono_ns;
+	st->srcs[src].sync_real = rec->real_ns;
+}
+
 int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 	       const struct dial9_record *r, uint32_t src)
 {
@@ -180,12 +191,7 @@ int d9_sched_trace(struct sched_stats *st, const void *buf, size_t len,
 				break;
 			src = (uint32_t)ret;
 		}
-		if (rec.kind == DIAL9_REC_CLOCK_SYNC && src < st->nsrcs &&
-		    !st->srcs[src].synced) {
-			st->srcs[src].synced = true;
-			st->srcs[src].sync_mono = rec.mono_ns;
-			st->srcs[src].sync_real = rec.real_ns;
-		}
+		d9_sched_clock_sync(st, src, &rec);
 		/* A name the application gave its thread wins over comm. */
 		if (rec.kind == DIAL9_REC_THREAD && rec.tid && rec.thread_name[0])
 			d9_sched_stats_name(st, src, UINT64_MAX, rec.tid, 0,

@@ -31,6 +31,9 @@ void d9_sched_fields_ev(const struct sched_fields *f,
 		     struct sched_ev *e);
 /* The source a metadata record names (host, boot_id); -ENOMEM. */
 int d9_sched_meta_source(struct sched_stats *st, const struct dial9_record *r);
+/* A source's first clock sync (a record of any other kind: nothing). */
+void d9_sched_clock_sync(struct sched_stats *st, uint32_t src,
+			 const struct dial9_record *rec);
 /*
  * Feed one sched.* or dial9.lost event of source @src to @st: switches,
  * migrations, names, losses, unfollowed processes, samples; -ENOMEM.

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sched_stats.h"
 
 struct line {
 	uint64_t ts, seq;
@@ -21,11 +22,23 @@ struct lines {
 	size_t n, cap;
 };
 
-static void print_event(FILE *out, const struct dial9_record *r)
+/* A file's first clock sync: its events' wall clock (0: none yet). */
+struct sync {
+	uint64_t mono, real;
+};
+
+static void print_event(FILE *out, const struct dial9_record *r,
+			const struct sync *sy)
 {
 	const struct dial9_schema *s = r->schema;
+	char utc[40] = "";
 
-	fprintf(out, "{\"ts\":%llu,\"name\":", (unsigned long long)r->ts_ns);
+	if (sy->real)
+		d9_sched_utc(sy->real + (r->ts_ns - sy->mono), utc, sizeof(utc));
+	fprintf(out, "{\"ts\":%llu,", (unsigned long long)r->ts_ns);
+	if (*utc)
+		fprintf(out, "\"utc\":\"%s\",", utc);
+	fputs("\"name\":", out);
 	cli_json_str(out, s->name, strlen(s->name));
 	fprintf(out, ",\"kind\":\"%s\",\"tid\":%u,\"thread\":",
 		dial9_kind_name(s->kind), r->tid);
@@ -41,7 +54,8 @@ static void print_event(FILE *out, const struct dial9_record *r)
 	fputs("}}\n", out);
 }
 
-static int keep(struct lines *ls, const struct dial9_record *r)
+static int keep(struct lines *ls, const struct dial9_record *r,
+		const struct sync *sy)
 {
 	struct line *l;
 	FILE *m;
@@ -59,7 +73,7 @@ static int keep(struct lines *ls, const struct dial9_record *r)
 	m = open_memstream(&l->text, &l->len);
 	if (!m)
 		return -ENOMEM;
-	print_event(m, r);
+	print_event(m, r, sy);
 	fclose(m);
 	l->ts = r->ts_ns;
 	l->seq = ls->n++;
@@ -81,6 +95,7 @@ static int dump_file(const char *path, struct lines *ls)
 	struct cli_file f;
 	struct dial9_decoder *d;
 	struct dial9_record r;
+	struct sync sy = { 0, 0 };
 	int ret = cli_map(path, &f);
 
 	if (ret)
@@ -91,13 +106,18 @@ static int dump_file(const char *path, struct lines *ls)
 		return ret;
 	}
 	while ((ret = dial9_decoder_next(d, &r)) == 1) {
+		if (r.kind == DIAL9_REC_CLOCK_SYNC && !sy.real &&
+		    r.real_ns) {
+			sy.mono = r.mono_ns;
+			sy.real = r.real_ns;
+		}
 		if (r.kind != DIAL9_REC_EVENT)
 			continue;
 		if (ls) {
-			if ((ret = keep(ls, &r)))
+			if ((ret = keep(ls, &r, &sy)))
 				break;
 		} else {
-			print_event(stdout, &r);
+			print_event(stdout, &r, &sy);
 		}
 	}
 	if (ret < 0)

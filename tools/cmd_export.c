@@ -290,14 +290,22 @@ static int export_perfetto(const struct timeline *tl, FILE *f)
 	size_t si = 0, pi = 0;
 	int ret = 0;
 
+	char utc[40];
+
+	/* The wall clock (UTC) of the first event, beside its trace time. */
+	d9_sched_utc(d9_sched_wall_ns(&tl->st, 0, tl->first_ns), utc,
+		     sizeof(utc));
 	fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{"
 		   "\"generator\":\"dial9 export %s\",\"files\":%u,"
 		   "\"lost_events\":%llu,\"lost_sched_records\":%llu,"
-		   "\"unmatched_span_ends\":%llu},\"traceEvents\":[",
+		   "\"unmatched_span_ends\":%llu,\"first_event_ts_ns\":%llu,"
+		   "\"first_event_utc\":%s%s%s},\"traceEvents\":[",
 		DIAL9_VERSION_STRING, tl->files,
 		(unsigned long long)tl->lost_events,
 		(unsigned long long)tl->lost_sched,
-		(unsigned long long)tl->unmatched_ends);
+		(unsigned long long)tl->unmatched_ends,
+		(unsigned long long)tl->first_ns, *utc ? "\"" : "",
+		*utc ? utc : "null", *utc ? "\"" : "");
 	write_meta(&o, tl);
 	for (uint32_t ti = 0; ti < tl->n_threads && !ret; ti++)
 		ret = write_thread(&o, tl, ti, &si, &pi);

@@ -152,7 +152,7 @@ static int write_data(FILE *f, const struct timeline *tl, size_t top)
 {
 	struct table names = { 0 }, args = { 0 };
 	const char *svc = NULL;
-	char title[160];
+	char title[160], utc[40];
 	size_t si = 0, pi = 0;
 
 	if (table_init(&names, tl, tl->n_spans + tl->n_marks) ||
@@ -165,8 +165,11 @@ static int write_data(FILE *f, const struct timeline *tl, size_t top)
 		svc = tl_str(tl, tl->procs[i].service);
 	snprintf(title, sizeof(title), "dial9 report%s%s", svc ? ": " : "",
 		 svc ? svc : "");
+	d9_sched_utc(d9_sched_wall_ns(&tl->st, 0, tl->first_ns), utc,
+		     sizeof(utc));
 	fputs("{\"title\":", f);
 	tl_json_str(f, title, strlen(title));
+	fprintf(f, ",\"start_utc\":\"%s\"", utc);
 	fprintf(f, ",\"generator\":\"dial9 %s\",\"start_ns\":\"%llu\","
 		   "\"dur\":%llu,\"files\":%u,\"lost_events\":%llu,"
 		   "\"lost_sched\":%llu,\"threads\":[",

@@ -371,6 +371,7 @@ static int read_file(struct timeline *tl, const char *path)
 			((struct priv *)tl->priv)->src = (uint32_t)ret;
 			ret = 0;
 		}
+		d9_sched_clock_sync(&tl->st, ((struct priv *)tl->priv)->src, &r);
 		if (r.kind == DIAL9_REC_THREAD && visible(r.tid) &&
 		    r.thread_name[0]) {
 			long ti = thread_get(tl, ((struct priv *)tl->priv)->src,

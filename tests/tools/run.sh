@@ -89,6 +89,24 @@ else
 	node tests/tools/report_browser.js "$B/report-recorded.html" \
 		"$B/report-recorded.png" '{"threads":["ping","pong"]}' ||
 		bad "report (recorded)"
+	# Wall clock beside trace time: every line, against this host's
+	# clock (the trace was just made), and in step with ts.
+	"$D9" dump --sorted "$B/rec" > "$B/rec.jsonl"
+	node -e '
+const ev = require("fs").readFileSync(process.argv[1], "utf8").trim()
+	.split("\n").map((l) => JSON.parse(l));
+const bad = ev.filter((e) => !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(e.utc || ""));
+if (!ev.length || bad.length) throw new Error(`${bad.length} of ${ev.length} lines without utc`);
+const ms = (e) => Date.parse(e.utc);
+const a = ev[0], z = ev[ev.length - 1];
+if (Math.abs(ms(z) - Date.now()) > 600e3) throw new Error(`last utc ${z.utc}, now ${new Date().toISOString()}`);
+const drift = Math.abs((ms(z) - ms(a)) - (z.ts - a.ts) / 1e6);
+if (drift > 1) throw new Error(`utc and ts apart by ${drift} ms over the trace`);
+console.log(`dump: ${ev.length} lines with utc, ${a.utc} to ${z.utc}`);
+const od = JSON.parse(require("fs").readFileSync(process.argv[2], "utf8")).otherData;
+if (od.first_event_ts_ns !== a.ts || od.first_event_utc !== a.utc)
+	throw new Error(`export: first event ${od.first_event_ts_ns} ${od.first_event_utc}, dump ${a.ts} ${a.utc}`);
+' "$B/rec.jsonl" "$B/rec.json" || bad "dump and export: wall clock"
 fi
 
 step "hostile inputs (tests/tools/inputs.sh)"
