@@ -135,6 +135,8 @@ int d9_collector_init(struct d9_collector *c, size_t batches,
 	atomic_init(&c->lost_batches, 0);
 	atomic_init(&c->invalid_events, 0);
 	atomic_init(&c->allocs, 0);
+	c->bell = NULL;
+	atomic_init(&c->napping, false);
 	return 0;
 }
 
@@ -163,6 +165,28 @@ void d9_collector_submit(struct d9_collector *c, struct d9_batch *b)
 			d9_batch_put(c, old);
 		}
 	}
+	/* Pairs with the fence in d9_collector_nap(): one of the two sees
+	 * the other (the batch, or the nap). */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (c->bell && atomic_load_explicit(&c->napping, memory_order_relaxed) &&
+	    atomic_exchange(&c->napping, false))
+		pthread_cond_broadcast(c->bell);	/* also requesters wait there */
+}
+
+bool d9_collector_nap(struct d9_collector *c)
+{
+	atomic_store_explicit(&c->napping, true, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&c->full.head) != atomic_load(&c->full.tail)) {
+		atomic_store(&c->napping, false);
+		return false;
+	}
+	return true;
+}
+
+void d9_collector_unnap(struct d9_collector *c)
+{
+	atomic_store_explicit(&c->napping, false, memory_order_relaxed);
 }
 
 struct d9_batch *d9_batch_get(struct d9_collector *c)

@@ -105,6 +105,9 @@ struct d9_collector {
 	/* of lost_events: record calls whose values did not match their
 	 * event type, or of a type that could not be registered */
 	atomic_ullong invalid_events;
+	/* The flush thread's doorbell while it naps (d9_collector_nap). */
+	pthread_cond_t *bell;
+	atomic_bool napping;
 };
 
 int d9_collector_init(struct d9_collector *c, size_t batches,
@@ -112,6 +115,14 @@ int d9_collector_init(struct d9_collector *c, size_t batches,
 void d9_collector_destroy(struct d9_collector *c);
 /* Never blocks; if full, drops the oldest batch and counts its events. */
 void d9_collector_submit(struct d9_collector *c, struct d9_batch *b);
+/*
+ * The consumer is about to sleep long: the next submit signals c->bell
+ * (a condition variable broadcast without its mutex: no waiting).  False
+ * if a batch already waits (then do not sleep).  d9_collector_unnap()
+ * when awake again.
+ */
+bool d9_collector_nap(struct d9_collector *c);
+void d9_collector_unnap(struct d9_collector *c);
 /* An empty batch: from the pool, else freshly mapped; NULL on ENOMEM. */
 struct d9_batch *d9_batch_get(struct d9_collector *c);
 void d9_batch_put(struct d9_collector *c, struct d9_batch *b);

@@ -72,8 +72,11 @@ static atomic_int g_dump_signal;
 #define KSCHED_HORIZON_NS 2000000ull
 /* At most this often, ask the ring reader for what the watermark holds. */
 #define KSCHED_KICK_NS 100000000ull
-/* The flush thread's period once idle. */
-#define IDLE_TICK_MS 1000u
+/*
+ * The flush thread's period once idle; meanwhile a recording thread that
+ * hands over a batch wakes it at once (d9_collector_nap).
+ */
+#define IDLE_TICK_MS 2000u
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct recorder *g_rec;
@@ -654,6 +657,13 @@ static void *flush_main(void *arg)
 		struct timespec ts;
 
 		if (req == r->flush_done && dreq == r->dump_done) {
+			/* A long sleep: a handed-over batch ends it. */
+			bool nap = wait_ms > r->cfg.flush_interval_ms;
+
+			if (nap && !d9_collector_nap(&r->coll)) {
+				nap = false;
+				wait_ms = r->cfg.flush_interval_ms;
+			}
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			ts.tv_sec += (time_t)(wait_ms / 1000);
 			ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
@@ -662,6 +672,8 @@ static void *flush_main(void *arg)
 				ts.tv_sec++;
 			}
 			pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+			if (nap)
+				d9_collector_unnap(&r->coll);
 			if (r->stop)
 				break;
 			req = r->flush_req;
@@ -734,7 +746,7 @@ static void *flush_main(void *arg)
 		top_up_pool(r);
 		/*
 		 * Idle (nothing drained, no scheduler records, no request):
-		 * tick less and less often, down to once a second (the drain
+		 * tick less and less often, down to every 2 s (the drain
 		 * epoch, rotations and the clock need no more); any work
 		 * brings the period back.
 		 */
@@ -872,6 +884,7 @@ int dial9_start(const struct dial9_config *in)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&r->cv, &ca);
 	pthread_condattr_destroy(&ca);
+	r->coll.bell = &r->cv;
 
 	d9_rs.coll = &r->coll;
 	d9_rs.fence_mode = !d9_membarrier_register();

@@ -180,13 +180,21 @@ losswl() { case $1 in dial9-lib*) echo libpp ;; *) echo pingpong ;; esac; }
 # An idle recorder over SECS: dial9-idle (bench/idle.c) measures the
 # threads of a process from /proc.  IDLE_CFGS (env) picks them.
 idle() {
-	secs=$1 warm=2
+	# warm: past the flush thread's backoff to its idle period (2 s,
+	# reached ~3.3 s after its last work).
+	secs=$1 warm=5
 	for cfg in ${IDLE_CFGS:-dial9-lib dial9-record perf-record}; do
 		rm -rf /tmp/dial9-traces /tmp/d9rec /tmp/perf.data
 		case $cfg in
 		dial9-lib)
 			# the library's own threads, in a process doing nothing
-			DIAL9_ENABLED=1 dial9-idle -W vm -c "$cfg" -w "$warm" -t "$secs" ;;
+			# (asleep throughout: measured from another process, so
+			# that taking the samples is not work for the recorder)
+			DIAL9_ENABLED=1 dial9-idle -c sleeper -w $((secs + warm + 3)) \
+				-t 1 >/dev/null 2>&1 &
+			sleep 0.5
+			dial9-idle -W vm -c "$cfg" -w "$warm" -t "$secs" $!
+			wait ;;
 		dial9-record)
 			# the recorder's threads (dial9 is $!, sleep its child)
 			dial9 record -o /tmp/d9rec -- sleep $((secs + warm + 3)) 2>/tmp/err &

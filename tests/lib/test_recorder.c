@@ -271,6 +271,49 @@ static void collector_accounting(void **state)
 	free(dir);
 }
 
+/*
+ * An idle recorder sleeps 2 s between ticks; the first batch a recording
+ * thread hands over wakes it, so a burst after a quiet spell is drained
+ * as it comes: 20 batches, 3 ms apart, through a collector of 4, lose
+ * nothing (asleep through them, the flush thread would lose 16).
+ */
+#define BURST_BATCHES 20
+
+static void idle_recorder_wakes_for_a_batch(void **state)
+{
+	char *dir = test_tmpdir("bell"), *boot;
+	struct test_counts cnt = { 0 };
+	struct dial9_config c;
+	struct dial9_stats st;
+	uint64_t n = 0;
+	(void)state;
+
+	cfg_for(&c, dir);
+	c.buffer_bytes = 4096;
+	c.collector_batches = 4;
+	assert_int_equal(dial9_start(&c), 0);
+	sleep_ms(5000);		/* the flush thread backs off to its nap */
+	for (int b = 0; b < BURST_BATCHES; b++) {
+		/* a few buffers' worth: at least one batch handed over */
+		for (int i = 0; i < 300; i++, n++)
+			DIAL9_EMIT(t_acc, dial9_u64(n), dial9_u64(0));
+		sleep_ms(3);
+	}
+	assert_int_equal(dial9_stop(), 0);
+	assert_int_equal(dial9_get_stats(&st), 0);
+	boot = test_boot_dir(dir);
+	assert_non_null(boot);
+	test_decode_dir(boot, &cnt, NULL, NULL);
+	print_message("emitted %llu after 5 s idle: recorded %llu, lost %llu\n",
+		      (unsigned long long)n, (unsigned long long)cnt.user,
+		      (unsigned long long)st.events_lost);
+	assert_int_equal(st.events_lost, 0);
+	assert_true(cnt.user == n);
+	test_rm_rf(dir);
+	free(boot);
+	free(dir);
+}
+
 /* ---- an idle thread's events land in the segment of their time ---- */
 DIAL9_EVENT_TYPE(t_phase, "phase", DIAL9_FIELD(U64, n));
 
@@ -604,6 +647,7 @@ int main(void)
 		cmocka_unit_test(lifecycle),
 		cmocka_unit_test(record_api_read_back),
 		cmocka_unit_test(collector_accounting),
+		cmocka_unit_test(idle_recorder_wakes_for_a_batch),
 		cmocka_unit_test(idle_thread_rotation),
 		cmocka_unit_test(fork_while_recording),
 		cmocka_unit_test(environment_parsing),
