@@ -274,7 +274,7 @@ static void collector_accounting(void **state)
 /*
  * An idle recorder sleeps 2 s between ticks; the first batch a recording
  * thread hands over wakes it, so a burst after a quiet spell is drained
- * as it comes: 20 batches, 3 ms apart, through a collector of 4, lose
+ * as it comes: 20 bursts, 20 ms apart, through a collector of 4, lose
  * nothing (asleep through them, the flush thread would lose 16).
  */
 #define BURST_BATCHES 20
@@ -297,7 +297,7 @@ static void idle_recorder_wakes_for_a_batch(void **state)
 		/* a few buffers' worth: at least one batch handed over */
 		for (int i = 0; i < 300; i++, n++)
 			DIAL9_EMIT(t_acc, dial9_u64(n), dial9_u64(0));
-		sleep_ms(3);
+		sleep_ms(20);
 	}
 	assert_int_equal(dial9_stop(), 0);
 	assert_int_equal(dial9_get_stats(&st), 0);
