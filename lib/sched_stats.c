@@ -638,17 +638,26 @@ uint64_t d9_sched_thread_percentile(struct sched_thread *t, double pct)
 	return t->delays[i - 1];
 }
 
+uint64_t d9_wall_ns(uint64_t sync_mono, uint64_t sync_real, uint64_t ts)
+{
+	int64_t d, wall;
+
+	/* Hostile clock syncs: no wall clock rather than an overflow. */
+	if (__builtin_sub_overflow((int64_t)ts, (int64_t)sync_mono, &d) ||
+	    __builtin_add_overflow((int64_t)sync_real, d, &wall))
+		return 0;
+	return wall > 0 ? (uint64_t)wall : 0;
+}
+
 uint64_t d9_sched_wall_ns(const struct sched_stats *st, uint32_t src,
 			  uint64_t ts)
 {
 	const struct sched_source *s;
-	int64_t wall;
 
 	if (src >= st->nsrcs || !st->srcs[src].synced)
 		return 0;
 	s = &st->srcs[src];
-	wall = (int64_t)s->sync_real + ((int64_t)ts - (int64_t)s->sync_mono);
-	return wall > 0 ? (uint64_t)wall : 0;
+	return d9_wall_ns(s->sync_mono, s->sync_real, ts);
 }
 
 void d9_sched_utc(uint64_t wall_ns, char *buf, size_t len)

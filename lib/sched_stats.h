@@ -170,6 +170,8 @@ void d9_sched_stats_finish(struct sched_stats *st, uint64_t end_ns);
 int d9_sched_hist_bucket(uint64_t ns);
 /* Wall clock (ns since the epoch, UTC) of trace time @ts of source
  * @src, from its clock sync; 0 when it has none. */
+/* The wall clock at trace time @ts from a clock sync pair; 0 if none. */
+uint64_t d9_wall_ns(uint64_t sync_mono, uint64_t sync_real, uint64_t ts);
 uint64_t d9_sched_wall_ns(const struct sched_stats *st, uint32_t src,
 			  uint64_t ts);
 /* "YYYY-MM-DDTHH:MM:SS.mmmmmmZ" of @wall_ns into buf ("" for 0). */

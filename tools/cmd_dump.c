@@ -34,7 +34,8 @@ static void print_event(FILE *out, const struct dial9_record *r,
 	char utc[40] = "";
 
 	if (sy->real)
-		d9_sched_utc(sy->real + (r->ts_ns - sy->mono), utc, sizeof(utc));
+		d9_sched_utc(d9_wall_ns(sy->mono, sy->real, r->ts_ns), utc,
+			     sizeof(utc));
 	fprintf(out, "{\"ts\":%llu,", (unsigned long long)r->ts_ns);
 	if (*utc)
 		fprintf(out, "\"utc\":\"%s\",", utc);
