@@ -247,10 +247,11 @@ TEST(runqueue_wait_matches_schedstat)
 	 * Tolerance: both sides read the same sched_info.last_queued stamp;
 	 * the kernel ends each wait at the rq clock update early in
 	 * __schedule(), we at the sched_switch tracepoint a little later.
-	 * Measured under TCG: ~32 us per switch-in (emulation makes the few
-	 * hundred instructions in between slow); allow 100 us plus 2%.
+	 * Measured under TCG: ~32 us per switch-in on 6.1, up to 140 us on
+	 * 6.12 with slub_debug (emulation makes the few hundred instructions
+	 * in between slow, the debug checks slower); allow 300 us plus 5%.
 	 */
-	tol = (uint64_t)ins * 100000 + kernel / 50;
+	tol = (uint64_t)ins * 300000 + kernel / 20;
 	TH_LOG("switch-ins %d (+%d at the edges; pcount %llu), trace %llu ns (+%llu), schedstat %llu ns, tolerance %llu ns",
 	       ins, amb, (unsigned long long)(c.pcount1 - c.pcount0),
 	       (unsigned long long)sum, (unsigned long long)amb_sum,
