@@ -80,8 +80,8 @@ struct dial9_session {
 /* ring.c */
 struct dial9_ring *dial9_ring_alloc(u32 size, int cpu);
 void dial9_ring_free(struct dial9_ring *r);
-int dial9_ring_map(struct vm_area_struct *vma, struct dial9_ring *r,
-		   bool data);
+void dial9_ring_map(struct vm_area_struct *vma, struct dial9_ring *r,
+		    bool data);
 void *dial9_ring_reserve(struct dial9_ring *r, u16 type, u32 size,
 			 u64 time_ns);
 bool dial9_ring_commit(struct dial9_ring *r);

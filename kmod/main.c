@@ -378,12 +378,11 @@ static int dial9_mmap(struct file *file, struct vm_area_struct *vma)
 		if (vma->vm_flags & VM_WRITE)
 			goto out_unlock;
 		dial9_vm_flags_clear(vma, VM_MAYWRITE);
-		ret = dial9_ring_map(vma, r, true);
-	} else {
-		if (len != PAGE_SIZE)
-			goto out_unlock;
-		ret = dial9_ring_map(vma, r, false);
+	} else if (len != PAGE_SIZE) {
+		goto out_unlock;
 	}
+	dial9_ring_map(vma, r, data);
+	ret = 0;
 out_unlock:
 	mutex_unlock(&s->lock);
 	return ret;

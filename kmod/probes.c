@@ -314,7 +314,7 @@ static void dial9_probe_free(void *data, struct task_struct *p)
 
 /*
  * A process the session does not follow (any more): say so in this CPU's
- * ring.  @flags: DIAL9_UNFOLLOWED_*.
+ * ring.  @why: DIAL9_UNFOLLOWED_* (0: the target table was full).
  */
 static void dial9_emit_unfollowed(struct dial9_session *s,
 				  struct task_struct *parent,

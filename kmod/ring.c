@@ -110,13 +110,12 @@ static const struct vm_operations_struct dial9_data_vm_ops = {
  * vmalloc memory charged to a cgroup, which remap_vmalloc_range() does
  * not take (it wants vmalloc_user()'s VM_USERMAP).
  */
-int dial9_ring_map(struct vm_area_struct *vma, struct dial9_ring *r,
-		   bool data)
+void dial9_ring_map(struct vm_area_struct *vma, struct dial9_ring *r,
+		    bool data)
 {
 	vma->vm_ops = data ? &dial9_data_vm_ops : &dial9_ctrl_vm_ops;
 	vma->vm_private_data = r;
 	dial9_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
-	return 0;
 }
 
 void dial9_ring_free(struct dial9_ring *r)
