@@ -193,7 +193,11 @@ static int ksched_module_open(struct dial9_ksched *k,
 	return 0;
 }
 
-static void ksched_module_close(struct dial9_ksched *k)
+/*
+ * Undo ksched_module_open(), failed or not, and free the queues: @k is as
+ * it was before (the perf and schedstat backends may open next).
+ */
+static void ksched_module_reset(struct dial9_ksched *k)
 {
 	for (unsigned int cpu = 0; k->ctrl && cpu < k->ncpu; cpu++) {
 		if (k->data && k->data[cpu])
@@ -204,6 +208,17 @@ static void ksched_module_close(struct dial9_ksched *k)
 	if (k->fd >= 0)
 		close(k->fd);
 	k->fd = -1;
+	for (unsigned int i = 0; k->q && i < k->ncpu; i++)
+		free(k->q[i].buf);
+	free(k->ctrl);
+	free(k->data);
+	free(k->q);
+	free(k->lost_seen);
+	k->ctrl = NULL;
+	k->data = NULL;
+	k->q = NULL;
+	k->lost_seen = NULL;
+	k->ncpu = 0;
 }
 
 /* The perf and schedstat backends hand over one merged stream: q[0]. */
@@ -213,6 +228,37 @@ static int use_one_queue(struct dial9_ksched *k, const char *backend)
 	k->ncpu = 1;
 	k->q = calloc(1, sizeof(*k->q));
 	return k->q ? 0 : -ENOMEM;
+}
+
+/*
+ * dial9.ko's session.  Past the module's ring memory limit of an
+ * unprivileged user (-EDQUOT), smaller rings: halved down to 64 KiB, and
+ * said in k->reason.  On failure, why in @why.
+ */
+static int ksched_module_open_fitting(struct dial9_ksched *k,
+				      const struct dial9_ksched_opts *o,
+				      char *why, size_t whylen)
+{
+	struct dial9_ksched_opts mo = *o;
+	int ret;
+
+	while ((ret = ksched_module_open(k, &mo))) {
+		str_append(why, whylen, k->reason, true);
+		ksched_module_reset(k);
+		if (ret != -EDQUOT)
+			return ret;
+		if (!mo.ring_size)
+			mo.ring_size = DIAL9_RING_DEFAULT_SIZE;
+		if (mo.ring_size <= 64 << 10)
+			return ret;
+		mo.ring_size /= 2;
+	}
+	if (mo.ring_size != o->ring_size)
+		snprintf(k->reason, sizeof(k->reason),
+			 "rings of %u KiB per CPU, not %u: the most dial9.ko's per-user limit (its user_ring_kb) left",
+			 mo.ring_size >> 10,
+			 (o->ring_size ? o->ring_size : DIAL9_RING_DEFAULT_SIZE) >> 10);
+	return 0;
 }
 
 static int ksched_open_backend(struct dial9_ksched **out,
@@ -230,44 +276,10 @@ static int ksched_open_backend(struct dial9_ksched **out,
 	k->kick_fd = -1;
 	k->page = sysconf(_SC_PAGESIZE);
 	if (!o->no_module) {
-		struct dial9_ksched_opts mo = *o;
-
-		/*
-		 * Past the module's ring memory limit of an unprivileged user
-		 * (-EDQUOT), smaller rings: halved down to 64 KiB, and said.
-		 */
-		for (;;) {
-			ret = ksched_module_open(k, &mo);
-			if (!ret) {
-				if (mo.ring_size != o->ring_size)
-					snprintf(k->reason, sizeof(k->reason),
-						 "rings of %u KiB per CPU, not %u: the most dial9.ko's per-user limit (its user_ring_kb) left",
-						 mo.ring_size >> 10,
-						 o->ring_size ? o->ring_size >> 10 :
-						 DIAL9_RING_DEFAULT_SIZE >> 10);
-				*out = k;
-				return 0;
-			}
-			str_append(modwhy, sizeof(modwhy), k->reason, true);
-			ksched_module_close(k);
-			for (unsigned int i = 0; k->q && i < k->ncpu; i++)
-				free(k->q[i].buf);
-			free(k->ctrl);
-			free(k->data);
-			free(k->q);
-			free(k->lost_seen);
-			k->ctrl = NULL;
-			k->data = NULL;
-			k->q = NULL;
-			k->lost_seen = NULL;
-			k->ncpu = 0;
-			if (ret != -EDQUOT)
-				break;
-			if (!mo.ring_size)
-				mo.ring_size = DIAL9_RING_DEFAULT_SIZE;
-			if (mo.ring_size <= 64 << 10)
-				break;
-			mo.ring_size /= 2;
+		ret = ksched_module_open_fitting(k, o, modwhy, sizeof(modwhy));
+		if (!ret) {
+			*out = k;
+			return 0;
 		}
 	} else {
 		snprintf(modwhy, sizeof(modwhy), "module not requested");
@@ -342,15 +354,9 @@ void dial9_ksched_close(struct dial9_ksched *k)
 	if (!k)
 		return;
 	ksched_reader_stop(k);
-	ksched_module_close(k);
+	ksched_module_reset(k);
 	dial9_perf_close(k->perf);
 	dial9_sstat_close(k->sstat);
-	for (unsigned int i = 0; k->q && i < k->ncpu; i++)
-		free(k->q[i].buf);
-	free(k->q);
-	free(k->ctrl);
-	free(k->data);
-	free(k->lost_seen);
 	free(k);
 }
 
