@@ -252,6 +252,28 @@ static void io_uring_blocked_falls_back(void **state)
 }
 
 /* The trace directory deleted underneath: fault, recreate, resume. */
+/*
+ * Emit one event (numbered @seq) and flush until the writer reports a
+ * recovered fault, 10 ms apart, at most 500 times; the stats in @st.
+ * Returns how many events it emitted.
+ */
+static unsigned int until_recovered(uint64_t seq, struct dial9_stats *st)
+{
+	unsigned int i;
+
+	for (i = 0; i < 500; i++) {
+		struct timespec ts = { 0, 10000000 };
+
+		emit_n(seq, 1);
+		dial9_flush(10000);
+		dial9_get_stats(st);
+		if (st->faults_recovered)
+			return i + 1;
+		nanosleep(&ts, NULL);
+	}
+	return i;
+}
+
 static void deleted_directory(void **state)
 {
 	char *dir = test_tmpdir("del"), *boot;
@@ -270,16 +292,7 @@ static void deleted_directory(void **state)
 	emit_n(100, 100);
 	assert_int_equal(dial9_flush(10000), 0);
 	/* recovery may take a retry period: wait for it, bounded */
-	for (int i = 0; i < 500; i++) {
-		emit_n(200, 1);
-		dial9_flush(10000);
-		dial9_get_stats(&st);
-		if (st.faults_recovered)
-			break;
-		struct timespec ts = { 0, 10000000 };
-
-		nanosleep(&ts, NULL);
-	}
+	until_recovered(200, &st);
 	assert_true(st.write_errors >= 1);
 	assert_int_equal(st.last_error, -ENOENT);
 	assert_true(st.faults_recovered >= 1);
@@ -321,17 +334,7 @@ static void deleted_active_segment(void **state)
 	assert_non_null(v[0]);
 	assert_int_equal(unlink(v[0]), 0);
 	test_free_list(v);
-	for (int i = 0; i < 500; i++) {
-		emit_n(100, 1);
-		emitted++;
-		dial9_flush(10000);
-		dial9_get_stats(&st);
-		if (st.faults_recovered)
-			break;
-		struct timespec ts = { 0, 10000000 };
-
-		nanosleep(&ts, NULL);
-	}
+	emitted += until_recovered(100, &st);
 	assert_true(st.faults_recovered >= 1);
 	emit_n(1000, 50);
 	emitted += 50;
