@@ -75,13 +75,20 @@ echo "fleet: $nseg segments, $nsum summaries"
 [ "$(wc -l <"$OUT/ls-summaries.txt")" -eq "$nsum" ] ||
 	{ echo "fleet: dial9 ls --summaries lists $(wc -l <"$OUT/ls-summaries.txt") of $nsum"; exit 1; }
 
+# sched_each ROOT DIR NAME OUT: dial9 sched --json on each segment
+# named NAME under ROOT/DIR (DIR may be empty) alone, into OUT, and its
+# path below ROOT into OUT/index.txt.
+sched_each() {
+	mkdir -p "$4"
+	find "$1/$2" -name "$3" | sort | while read -r seg; do
+		rel=${seg#"$1/"}
+		"$D9" sched --json "$seg" >"$4/$(echo "$rel" | tr / _).json"
+		echo "$rel" >>"$4/index.txt"
+	done
+}
+
 # dial9 sched on each segment alone.
-mkdir -p "$OUT/sched"
-find "$OUT/bucket/version=1" -name '*.bin.lz4' | sort | while read -r seg; do
-	rel=${seg#"$OUT/bucket/"}
-	"$D9" sched --json "$seg" >"$OUT/sched/$(echo "$rel" | tr / _).json"
-	echo "$rel" >>"$OUT/sched/index.txt"
-done
+sched_each "$OUT/bucket" version=1 '*.bin.lz4' "$OUT/sched"
 
 # dial9 fleet from the directory and from S3, and --fetch.
 "$D9" fleet "$OUT/bucket" --json --top 100 >"$OUT/fleet-dir.json"
@@ -113,12 +120,7 @@ env -u DIAL9_S3_BUCKET DIAL9_HOST_NAME=wb-1 DIAL9_SERVICE_NAME=batch \
 cat "$OUT/record-wb.log"
 grep -Eq ' [1-9][0-9]* summaries \(0 lost\)' "$OUT/record-wb.log" ||
 	{ echo "fleet: write-back: no summaries, or lost ones"; exit 1; }
-mkdir -p "$OUT/sched-wb"
-find "$OUT/wb" -name '*.dial9.lz4' | sort | while read -r seg; do
-	rel=${seg#"$OUT/wb/"}
-	"$D9" sched --json "$seg" >"$OUT/sched-wb/$(echo "$rel" | tr / _).json"
-	echo "$rel" >>"$OUT/sched-wb/index.txt"
-done
+sched_each "$OUT/wb" "" '*.dial9.lz4' "$OUT/sched-wb"
 "$D9" fleet "$OUT/wb" --json >"$OUT/fleet-wb.json"
 
 cd "$HERE" && node check.mjs "$OUT"
