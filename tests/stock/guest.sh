@@ -8,6 +8,34 @@ fail=0
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
+# at WHAT: the guest's uptime beside each step, so that a slow or stuck
+# step shows in the log.
+at() { echo "# at $(cut -d' ' -f1 /proc/uptime) s: $*"; }
+
+# stuck PID: what each thread of PID is doing (state, kernel wait channel
+# and stack), for a process that did not exit when it should have.
+stuck() {
+	for t in /proc/$1/task/*; do
+		echo "#   $(cut -d' ' -f2,3 "$t/stat") wchan $(cat "$t/wchan" 2>/dev/null)"
+		sed 's/^/#     /' "$t/stack" 2>/dev/null
+	done
+}
+
+# bounded PID SECS WHAT: wait for the background job PID, at most SECS
+# seconds; a job still running then fails the check, with its state.
+bounded() {
+	i=0
+	while kill -0 "$1" 2>/dev/null && [ $i -lt $(($2 * 10)) ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		notok "$3 still running after $2 s"
+		stuck "$1"
+		kill -9 "$1"
+	fi
+	wait "$1"
+}
 
 # compare LABEL TRACE REF: every thread of the workload in the trace, its
 # total and count equal to the kernel's.  A thread's last switch-out
@@ -126,7 +154,7 @@ compare() {
 # again under load can freeze a TCG guest: ../shared/NOTES-VM.md).
 sleep 100000 &
 idle=$!
-dial9 record -o /tmp/keep -p $idle >/dev/null 2>&1 &
+dial9 record -o /tmp/keep -p $idle >/dev/null 2>/tmp/keep.err &
 keep=$!
 bpftrace /bin/refprobe.bt hackbench stress-ng >/tmp/ref-all.txt 2>/tmp/bt.err &
 bt=$!
@@ -135,6 +163,12 @@ while ! grep -q Attaching /tmp/ref-all.txt && [ $i -lt 600 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
+if grep -q Attaching /tmp/ref-all.txt; then
+	at "bpftrace attached"
+else
+	notok "bpftrace did not attach in 60 s"
+	sed 's/^/# /' /tmp/bt.err
+fi
 
 # run LABEL CMD...: record CMD; its tasks' lines of the reference are
 # those bpftrace printed meanwhile.
@@ -143,7 +177,9 @@ run() {
 	shift
 	rm -rf "/tmp/$label"
 	from=$(wc -l </tmp/ref-all.txt)
-	dial9 record -o "/tmp/$label" --children -- "$@" >/tmp/cmd.out 2>/tmp/rec.err
+	at "$label"
+	dial9 record -o "/tmp/$label" --children -- "$@" >/tmp/cmd.out 2>/tmp/rec.err &
+	bounded $! 150 "$label: dial9 record"
 	rc=$?
 	sleep 0.5
 	tail -n +$((from + 1)) /tmp/ref-all.txt >/tmp/ref.txt
@@ -161,10 +197,14 @@ run() {
 run hackbench hackbench -g 2 -l 30
 run hackbench-threads hackbench -T -g 2 -l 30
 run stress-ng stress-ng --cpu 6 --cpu-ops 60 --quiet
+at "stopping bpftrace"
 kill -INT $bt
-wait $bt
+bounded $bt 30 "bpftrace (the reference)"
+at "stopping the idle session"
 kill $idle
-wait $keep
+bounded $keep 30 "dial9 record -p of a process that exited"
+sed 's/^/# /' /tmp/keep.err
+at "done"
 
 echo "1..$n"
 exit $fail

@@ -147,9 +147,15 @@ if sed -n '/DIAL9-VM: dmesg begin/,/DIAL9-VM: dmesg end/p' "$log" |
 	echo "vm: kernel splat in the guest log"
 	fail=1
 fi
-if grep -E '^not ok' "$log" >/dev/null; then
-	echo "vm: failing tests:"; grep -E '^not ok' "$log"
-	fail=1
+grep -qE '^not ok|DIAL9-VM: FAIL' "$log" && fail=1
+# The guest's own lines again, below its kernel log, so that the end of
+# the output (all a CI summary may keep) says what failed.
+if [ $fail -ne 0 ]; then
+	echo "vm: the guest's last lines before its kernel log:"
+	sed '/DIAL9-VM: dmesg begin/,/DIAL9-VM: dmesg end/d' "$log" |
+		grep -v '^\[ *[0-9.]*\]' | tr -d '\r' | tail -n 60 | sed 's/^/vm:   /'
+	echo "vm: what failed:"
+	grep -E '^not ok|DIAL9-VM: (FAIL|insmod failed|kernel splat)' "$log" | tr -d '\r'
 fi
 [ -n "$demo" ] || echo "vm: $(grep -cE '^ok ' "$log") tests ok, $(grep -cE '^not ok' "$log") not ok"
 exit $fail
