@@ -21,8 +21,10 @@ stuck() {
 	done
 }
 
-# bounded PID SECS WHAT: wait for the background job PID, at most SECS
-# seconds; a job still running then fails the check, with its state.
+# bounded PID SECS WHAT [note]: wait for the background job PID, at most
+# SECS seconds; a job still running then fails the check (or, with
+# "note", is only noted: the reference's bpftrace, once its lines are
+# read, is not what is tested), with its threads' state.
 bounded() {
 	i=0
 	while kill -0 "$1" 2>/dev/null && [ $i -lt $(($2 * 10)) ]; do
@@ -30,7 +32,11 @@ bounded() {
 		i=$((i + 1))
 	done
 	if kill -0 "$1" 2>/dev/null; then
-		notok "$3 still running after $2 s"
+		if [ "$4" = note ]; then
+			echo "# $3 still running after $2 s: killed"
+		else
+			notok "$3 still running after $2 s"
+		fi
 		stuck "$1"
 		kill -9 "$1"
 	fi
@@ -199,7 +205,7 @@ run hackbench-threads hackbench -T -g 2 -l 30
 run stress-ng stress-ng --cpu 6 --cpu-ops 60 --quiet
 at "stopping bpftrace"
 kill -INT $bt
-bounded $bt 30 "bpftrace (the reference)"
+bounded $bt 30 "bpftrace (the reference)" note
 at "stopping the idle session"
 kill $idle
 bounded $keep 30 "dial9 record -p of a process that exited"
