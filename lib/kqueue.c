@@ -7,6 +7,21 @@
 
 #include "kqueue.h"
 
+int d9_kq_reserve(struct d9_kq *q, size_t cap)
+{
+	unsigned char *nb;
+
+	if (cap <= q->cap)
+		return 0;
+	nb = realloc(q->buf, cap);
+	if (!nb)
+		return -ENOMEM;
+	memset(nb + q->cap, 0, cap - q->cap);
+	q->buf = nb;
+	q->cap = cap;
+	return 0;
+}
+
 int d9_kq_push(struct d9_kq *q, const void *rec, size_t len)
 {
 	if (q->off && q->off == q->len)

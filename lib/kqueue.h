@@ -18,6 +18,11 @@ struct d9_kq {
 	uint64_t dropped;	/* inbox full: not yet announced */
 };
 
+/*
+ * Room for @cap bytes, its pages written once so that they are in memory
+ * (appends up to there neither allocate nor fault); 0 or -ENOMEM.
+ */
+int d9_kq_reserve(struct d9_kq *q, size_t cap);
 /* Append @len bytes (whole records); 0 or -ENOMEM. */
 int d9_kq_push(struct d9_kq *q, const void *rec, size_t len);
 /*

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -48,7 +49,7 @@
 
 struct dial9_ksched {
 	const char *backend;
-	char reason[256];
+	char reason[512];
 	int fd;
 	unsigned int ncpu;
 	long page;
@@ -72,6 +73,8 @@ struct dial9_ksched {
 	 * (a pointer swap under the lock) and copies it to q[] outside it.
 	 */
 	bool reader;
+	uint32_t reader_prio;		/* its SCHED_FIFO priority, 0: none */
+	bool inbox_full;		/* under mu: it left records for room */
 	bool stopping;
 	pthread_t thread;
 	pthread_mutex_t mu;
@@ -85,7 +88,7 @@ struct dial9_ksched {
 	uint64_t collected_ns;		/* when the last collect began */
 };
 
-static int ksched_reader_start(struct dial9_ksched *k);
+static int ksched_reader_start(struct dial9_ksched *k, uint32_t prio);
 static void ksched_reader_stop(struct dial9_ksched *k);
 
 /* Append @s to the string in @d (replace it if @reset), truncating. */
@@ -172,8 +175,17 @@ static int ksched_module_open(struct dial9_ksched *k,
 			return -errno;
 		}
 		k->ctrl[cpu] = c;
-		c = mmap(NULL, k->ctrl[cpu]->data_size, PROT_READ, MAP_SHARED,
-			 k->fd, (off_t)DIAL9_MMAP_DATA(cpu));
+		/*
+		 * Populated now: a page first touched by the reader would be
+		 * a page fault, which waits for the mmap lock, and a thread
+		 * of the application preempted while it holds that (mmap,
+		 * munmap, a new thread's stack) would hold the reader off
+		 * for as long as the application's load keeps it off the
+		 * CPU (300 ms seen at 64 ping-pong pairs on 2 CPUs).
+		 */
+		c = mmap(NULL, k->ctrl[cpu]->data_size, PROT_READ,
+			 MAP_SHARED | MAP_POPULATE, k->fd,
+			 (off_t)DIAL9_MMAP_DATA(cpu));
 		if (c == MAP_FAILED) {
 			snprintf(k->reason, sizeof(k->reason), "%s: mmap: %s",
 				 DIAL9_DEVICE, strerror(errno));
@@ -266,7 +278,7 @@ static int ksched_open_backend(struct dial9_ksched **out,
 			       size_t whylen)
 {
 	struct dial9_ksched *k = calloc(1, sizeof(*k));
-	char modwhy[256] = "";
+	char modwhy[512] = "";
 	int ret = -ENODEV;
 
 	*out = NULL;
@@ -304,7 +316,7 @@ static int ksched_open_backend(struct dial9_ksched **out,
 	}
 	/* The last resort: cumulative counters from /proc. */
 	{
-		char perfwhy[256], sswhy[256] = "";
+		char perfwhy[512], sswhy[256] = "";
 
 		str_append(perfwhy, sizeof(perfwhy), k->reason, true);
 		if (!dial9_sstat_open(&k->sstat, o, sswhy, sizeof(sswhy))) {
@@ -338,7 +350,7 @@ int dial9_ksched_open(struct dial9_ksched **out,
 
 	if (ret || !o->reader_thread)
 		return ret;
-	ret = ksched_reader_start(*out);
+	ret = ksched_reader_start(*out, o->reader_prio);
 	if (ret) {
 		if (why && whylen)
 			snprintf(why, whylen, "reader thread: %s",
@@ -368,6 +380,11 @@ const char *dial9_ksched_backend(const struct dial9_ksched *k)
 const char *dial9_ksched_fallback_reason(const struct dial9_ksched *k)
 {
 	return k->reason;
+}
+
+uint32_t dial9_ksched_reader_prio(const struct dial9_ksched *k)
+{
+	return k->reader_prio;
 }
 
 int dial9_ksched_fd(const struct dial9_ksched *k)
@@ -604,21 +621,67 @@ static int ksched_collect_into(struct dial9_ksched *k, struct d9_kq *qs,
  * flush thread.  A stretch that does not fit in the inbox stays in the
  * ring, where the kernel counts what it then has to drop.
  */
+/*
+ * The bytes of the whole records at the start of @p (@n bytes of a ring)
+ * that fit in @room.  A record whose size is not one the kernel writes
+ * ends the walk: from there the stretch goes whole or not at all, for the
+ * parser to report.
+ */
+static size_t whole_records(const unsigned char *p, size_t n, size_t room)
+{
+	size_t used = 0;
+
+	while (used + 8 <= n) {
+		uint16_t size;
+
+		memcpy(&size, p + used + offsetof(struct dial9_rec_header, size),
+		       sizeof(size));
+		if (size < 8 || size % 8 || used + size > n)
+			return n <= room ? n : used;
+		if (used + size > room)
+			break;
+		used += size;
+	}
+	return used;
+}
+
+/* The reader: room for @want bytes in @in, at most k->inbox_limit. */
+static void inbox_room(struct dial9_ksched *k, struct d9_kq *in, size_t want)
+{
+	size_t cap = in->cap * 2 > want ? in->cap * 2 : want;
+
+	/* On failure the inbox keeps the room it has. */
+	d9_kq_reserve(in, cap < k->inbox_limit ? cap : k->inbox_limit);
+}
+
 static int ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
-			 struct d9_kq *in, size_t limit)
+			 struct d9_kq *in)
 {
 	struct dial9_ring_ctrl *c = k->ctrl[cpu];
 	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
 	uint64_t tail = c->tail;
 
+	/*
+	 * Into the room the inbox has, grown (up to k->inbox_limit) only
+	 * when the flush thread has not grown it ahead (inbox_grow()): a
+	 * new page can wait for the mmap lock (see ksched_module_open()).
+	 * What does not fit stays in the ring.
+	 */
 	while (tail < head) {
 		uint32_t off;
 		size_t n = ring_stretch(c, tail, head, &off);
 
-		if (in->len - in->off + n > limit)
+		if (in->len + n > in->cap && in->cap < k->inbox_limit)
+			inbox_room(k, in, in->len + n);
+		if (in->len + n > in->cap)
+			n = whole_records(k->data[cpu] + off, n,
+					  in->cap - in->len);
+		if (!n) {
+			k->inbox_full = true;	/* wait for the swap */
 			break;
-		if (d9_kq_push(in, k->data[cpu] + off, n))
-			return -ENOMEM;
+		}
+		memcpy(in->buf + in->len, k->data[cpu] + off, n);
+		in->len += n;
 		k->inbox_bytes += n;
 		tail += n;
 	}
@@ -655,6 +718,22 @@ static int inbox_take(struct dial9_ksched *k, unsigned int cpu,
 			      d9_kq_move(&k->q[cpu], from);
 }
 
+/*
+ * The flush thread, on the spare inbox it just emptied, which had
+ * @held bytes: when that was over half its room, twice the room (up to
+ * k->inbox_limit), faulted in here rather than by the reader.
+ */
+static int inbox_grow(struct dial9_ksched *k, struct d9_kq *spare,
+		      size_t held)
+{
+	size_t cap = spare->cap * 2;
+
+	if (held <= spare->cap / 2 || spare->cap >= k->inbox_limit)
+		return 0;
+	return d9_kq_reserve(spare, cap < k->inbox_limit ? cap :
+					     k->inbox_limit);
+}
+
 /* Under k->mu. */
 static void inbox_lost_add(struct dial9_ksched *k, uint64_t n)
 {
@@ -686,7 +765,8 @@ static uint64_t mono_ns(void)
  */
 static int ksched_collect(struct dial9_ksched *k, uint64_t *horizon)
 {
-	uint64_t lost = 0, safe;
+	uint64_t lost = 0, safe, one = 1;
+	bool full;
 	int ret = 0;
 
 	if (!k->reader)
@@ -700,9 +780,22 @@ static int ksched_collect(struct dial9_ksched *k, uint64_t *horizon)
 		k->spare[cpu] = t;
 	}
 	safe = k->collected_ns;
+	full = k->inbox_full;
+	k->inbox_full = false;
 	pthread_mutex_unlock(&k->mu);
-	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++)
+	/*
+	 * The reader stopped for room and left records in a ring: room now.
+	 * (A failed kick only delays it to its next look, within 5 ms.)
+	 */
+	if (full && write(k->kick_fd, &one, sizeof(one)) != sizeof(one))
+		full = false;
+	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++) {
+		size_t held = k->spare[cpu].len - k->spare[cpu].off;
+
 		ret = inbox_take(k, cpu, &k->spare[cpu]);
+		if (!ret && inbox_raw(k))
+			ret = inbox_grow(k, &k->spare[cpu], held);
+	}
 	safe = safe > KSCHED_PUBLISH_NS ? safe - KSCHED_PUBLISH_NS : 0;
 	if (*horizon > safe)
 		*horizon = safe;
@@ -718,7 +811,7 @@ static void *reader_main(void *arg)
 		{ .fd = k->kick_fd, .events = POLLIN },
 	};
 
-	bool busy = false;
+	bool busy = false, full = false;
 	uint64_t before;
 
 	pthread_setname_np(pthread_self(), "dial9-kread");
@@ -734,7 +827,7 @@ static void *reader_main(void *arg)
 		 * (every second for perf, whose rings the flush thread cannot
 		 * look into, and where our own switches are recorded too).
 		 */
-		if (poll(p, 2, busy ? KSCHED_BUSY_POLL_MS :
+		if (poll(p, 2, busy || full ? KSCHED_BUSY_POLL_MS :
 				k->perf ? 1000 : 10000) < 0 && errno != EINTR)
 			break;
 		if ((p[1].revents & POLLIN) &&
@@ -750,8 +843,7 @@ static void *reader_main(void *arg)
 			for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++)
 				if (k->ctrl[cpu])
 					ret = ring_copy_raw(k, cpu,
-							    &k->inbox[cpu],
-							    k->inbox_limit);
+							    &k->inbox[cpu]);
 		} else {
 			size_t had = k->inbox[0].len;
 
@@ -761,7 +853,16 @@ static void *reader_main(void *arg)
 		}
 		busy = k->inbox_bytes != before;
 		inbox_lost_add(k, lost);
-		k->collected_ns = t0;
+		/*
+		 * Records left in a ring for room are older than t0: until
+		 * they are in, the horizon stays where it was.  The rings'
+		 * watermark is not polled meanwhile (it would not stop
+		 * waking us), the flush thread's kick after its swap is.
+		 */
+		full = k->inbox_full;
+		p[0].events = full ? 0 : POLLIN;
+		if (!full)
+			k->collected_ns = t0;
 		if (ret)
 			k->reader_error = ret;
 		pthread_cond_broadcast(&k->cv);
@@ -785,17 +886,58 @@ int dial9_ksched_sync(struct dial9_ksched *k, unsigned int timeout_ms)
 	if (write(k->kick_fd, &one, sizeof(one)) != sizeof(one))
 		return -errno;
 	pthread_mutex_lock(&k->mu);
-	while (!ret && !k->reader_error && k->collected_ns < want)
+	/* A reader out of room waits for the caller's collect, not we for it. */
+	while (!ret && !k->reader_error && !k->inbox_full &&
+	       k->collected_ns < want)
 		ret = pthread_cond_timedwait(&k->cv, &k->mu, &ts);
 	pthread_mutex_unlock(&k->mu);
 	return ret == ETIMEDOUT ? -ETIMEDOUT : -ret;
 }
 
+/*
+ * The reader thread, at SCHED_FIFO priority @prio when asked and allowed
+ * (CAP_SYS_NICE, or an RLIMIT_RTPRIO that high): under overload a reader
+ * at the workload's own priority gets the CPU too rarely to empty the
+ * rings before they fill (64 ping-pong pairs on 2 CPUs: 15% of the
+ * records lost at nice 0, 7% at nice -10, none at SCHED_FIFO 1;
+ * docs/benchmarks.md).  It only copies memory and sleeps in poll(), so
+ * it takes the CPU for microseconds at a time.  Refused, it runs at the
+ * caller's priority, and k->reason says so.
+ */
+static int reader_create(struct dial9_ksched *k, uint32_t prio)
+{
+	struct sched_param sp = { .sched_priority = (int)prio };
+	pthread_attr_t a;
+	int ret;
+
+	if (prio) {
+		pthread_attr_init(&a);
+		pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&a, SCHED_FIFO);
+		ret = pthread_attr_setschedparam(&a, &sp);
+		if (!ret)
+			ret = pthread_create(&k->thread, &a, reader_main, k);
+		pthread_attr_destroy(&a);
+		if (!ret) {
+			k->reader_prio = prio;
+			return 0;
+		}
+		if (k->reason[0])
+			str_append(k->reason, sizeof(k->reason), "; ", false);
+		snprintf(k->reason + strlen(k->reason),
+			 sizeof(k->reason) - strlen(k->reason),
+			 "the reader of the kernel's records runs at normal priority (SCHED_FIFO %u: %s): under overload it falls behind and records are lost (counted)",
+			 prio, strerror(ret));
+	}
+	return -pthread_create(&k->thread, NULL, reader_main, k);
+}
+
 /* Start the reader thread (backends with a pollable descriptor only). */
-static int ksched_reader_start(struct dial9_ksched *k)
+static int ksched_reader_start(struct dial9_ksched *k, uint32_t prio)
 {
 	uint32_t ring = k->ctrl && k->ctrl[0] ? k->ctrl[0]->data_size :
 						DIAL9_RING_DEFAULT_SIZE;
+	pthread_mutexattr_t ma;
 	pthread_condattr_t ca;
 	int ret;
 
@@ -808,16 +950,41 @@ static int ksched_reader_start(struct dial9_ksched *k)
 	k->inbox_limit = (size_t)ring * KQ_INBOX_RINGS;
 	if (k->inbox_limit < KQ_INBOX_MIN)
 		k->inbox_limit = KQ_INBOX_MIN;
+	/*
+	 * A ring each for the inbox and its spare, faulted in now, so that
+	 * the reader copies into memory that is there (for the same reason
+	 * as the rings are populated); past that an inbox grows, and may
+	 * then fault.  At 64 ping-pong pairs on 2 CPUs (-icount, 4 MiB
+	 * rings) half a ring each still lost records in 4 runs of 5 (the
+	 * reader waiting up to 470 ms in mremap() for the mmap lock), a
+	 * ring each in none of 5.
+	 */
+	for (unsigned int cpu = 0; inbox_raw(k) && cpu < k->ncpu; cpu++) {
+		if (!k->ctrl[cpu])
+			continue;
+		if (d9_kq_reserve(&k->inbox[cpu], ring) ||
+		    d9_kq_reserve(&k->spare[cpu], ring))
+			return -ENOMEM;
+	}
 	k->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (k->kick_fd < 0)
 		return -errno;
-	pthread_mutex_init(&k->mu, NULL);
+	/*
+	 * Priority inheritance: a flush thread preempted while it swaps
+	 * the inboxes out (at the application's priority, among its
+	 * threads) would otherwise hold a SCHED_FIFO reader off for as
+	 * long as the application keeps it from the CPU.
+	 */
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&k->mu, &ma);
+	pthread_mutexattr_destroy(&ma);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&k->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	k->collected_ns = mono_ns();
-	ret = -pthread_create(&k->thread, NULL, reader_main, k);
+	ret = reader_create(k, prio);
 	if (ret) {
 		pthread_cond_destroy(&k->cv);
 		pthread_mutex_destroy(&k->mu);

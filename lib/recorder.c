@@ -102,11 +102,14 @@ void d9_log(const char *fmt, ...)
 
 /* ---- configuration ---- */
 
-/* DIAL9_SCHED_RING_BUDGET over the possible CPUs, as a power of two. */
+/*
+ * DIAL9_SCHED_RING_BUDGET over the possible CPUs, three rings each (the
+ * kernel's, the reader's inbox and spare), as a power of two.
+ */
 static uint32_t default_sched_ring(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_CONF);
-	uint64_t per = DIAL9_SCHED_RING_BUDGET / (uint64_t)(n > 0 ? n : 1);
+	uint64_t per = DIAL9_SCHED_RING_BUDGET / 3 / (uint64_t)(n > 0 ? n : 1);
 	uint32_t ring = DIAL9_SCHED_RING_MAX_DEFAULT;
 
 	while (ring > DIAL9_SCHED_RING_MIN_DEFAULT && ring > per)
@@ -130,6 +133,7 @@ void dial9_config_init(struct dial9_config *c)
 	c->clock = DIAL9_CLOCK_AUTO;
 	c->sched = DIAL9_SCHED_AUTO;
 	c->sched_ring_bytes = default_sched_ring();
+	c->sched_reader_prio = 1;
 	c->upload_concurrency = 4;
 	c->s3_prefix = "dial9-traces";
 	c->shutdown_timeout_ms = 5000;
@@ -339,6 +343,8 @@ int dial9_config_from_env(struct dial9_config *c)
 	}
 	if (env_u64("DIAL9_FLUSH_NICE", 0, 19, &v))
 		c->flush_nice = (int32_t)v;
+	if (env_u64("DIAL9_SCHED_READER_PRIO", 0, 99, &v))
+		c->sched_reader_prio = (uint32_t)v;
 	if (env_u64("DIAL9_SCHED_RING_KB", 4, 64 * 1024, &v)) {
 		if (v & (v - 1))
 			d9_log("DIAL9_SCHED_RING_KB=%llu is not a power of two; "
@@ -369,7 +375,8 @@ static int check_config(const struct dial9_config *in, struct dial9_config *c)
 	    c->max_disk_bytes < 1 || c->buffer_bytes < 4096 ||
 	    c->buffer_bytes > (1u << 30) || c->flush_interval_ms < 1 ||
 	    c->flush_interval_ms > 60000 || c->flush_nice < 0 ||
-	    c->flush_nice > 19 || c->collector_batches < 1 ||
+	    c->flush_nice > 19 || c->sched_reader_prio > 99 ||
+	    c->collector_batches < 1 ||
 	    c->collector_batches > (1u << 20) || c->io_backend > DIAL9_IO_PWRITE ||
 	    c->clock > DIAL9_CLOCK_GETTIME || c->sched > DIAL9_SCHED_SCHEDSTAT ||
 	    c->sched_flags & ~(DIAL9_SCHED_NO_SELF | DIAL9_SCHED_CHILDREN |
@@ -508,6 +515,7 @@ static void ksched_open(struct recorder *r)
 			     r->cfg.sched == DIAL9_SCHED_SCHEDSTAT,
 		.schedstat_only = r->cfg.sched == DIAL9_SCHED_SCHEDSTAT,
 		.reader_thread = true,
+		.reader_prio = r->cfg.sched_reader_prio,
 	};
 	char why[512] = "";
 
@@ -953,6 +961,7 @@ static void sched_stats(struct recorder *r, struct dial9_stats *st)
 	st->sched_events = r->sched_events;
 	st->sched_lost = r->ks ? dial9_ksched_lost(r->ks) : r->kt.lost;
 	st->sched_unfollowed = r->kt.unfollowed;
+	st->sched_reader_prio = r->ks ? dial9_ksched_reader_prio(r->ks) : 0;
 	if (r->ks)
 		dial9_ksched_counts(r->ks, &st->sched_read, &st->sched_written);
 }

@@ -104,12 +104,12 @@ enum dial9_clock {
 
 /*
  * The scheduler source's ring per CPU for the library's own session, by
- * default: DIAL9_SCHED_RING_BUDGET split over the possible CPUs, rounded
- * down to a power of two, within [DIAL9_SCHED_RING_MIN_DEFAULT,
- * DIAL9_SCHED_RING_MAX_DEFAULT] (4 MiB up to 16 CPUs, 1 MiB from 64).
- * Under overload the reader thread can be held off the CPU for tens of
- * ms (57 ms seen), and the ring must hold what comes meanwhile
- * (docs/lib.md has the measurements).
+ * default: DIAL9_SCHED_RING_BUDGET split over the possible CPUs, three
+ * rings' worth each (the kernel's ring, and the reader's inbox and its
+ * spare, a ring each, kept in memory), rounded down to a power of two,
+ * within [DIAL9_SCHED_RING_MIN_DEFAULT, DIAL9_SCHED_RING_MAX_DEFAULT]
+ * (4 MiB up to 5 CPUs, 2 MiB up to 10, 1 MiB from 11).  docs/lib.md has
+ * the measurements behind it.
  */
 #define DIAL9_SCHED_RING_BUDGET		(64u << 20)
 #define DIAL9_SCHED_RING_MIN_DEFAULT	(1u << 20)
@@ -170,6 +170,14 @@ struct dial9_config {
 	 * own name for the machine, or a container's); NULL: gethostname().
 	 * DIAL9_HOST_NAME. */
 	const char *host_name;
+	/* The SCHED_FIFO priority (1-99) of the thread that copies the
+	 * kernel's scheduler records out of its rings, so that it keeps up
+	 * when the machine is overloaded; default 1; 0: the process's own
+	 * policy.  Where the process may not (no CAP_SYS_NICE, RLIMIT_RTPRIO
+	 * below it) the reader runs at the process's, the log, the trace's
+	 * sched_note and dial9_stats.sched_reader_prio say so.
+	 * DIAL9_SCHED_READER_PRIO. */
+	uint32_t sched_reader_prio;
 };
 
 enum dial9_storage {
@@ -257,7 +265,7 @@ struct dial9_stats {
 	char dir[512]; /* the directory segments go to */
 	char sched_backend[16]; /* "dial9.ko", "perf", "schedstat", "" */
 	int32_t sched_error;    /* why there is no scheduler source */
-	uint32_t sched_reserved;
+	uint32_t sched_reader_prio; /* the ring reader's SCHED_FIFO priority, 0: none */
 	uint64_t sched_events;  /* scheduler events written */
 	uint64_t sched_lost;    /* records the kernel dropped (full rings) */
 	uint64_t sched_unfollowed; /* children not followed (table full) */
@@ -496,10 +504,16 @@ struct dial9_ksched_opts {
 	bool schedstat_only;	/* skip dial9.ko and perf (tests) */
 	/*
 	 * A thread of the source's own copies records out of the kernel as
-	 * they come (woken by the rings' watermark, at the caller's nice),
-	 * so dial9_ksched_drain() may be called late and from a slow thread.
+	 * they come (woken by the rings' watermark), so dial9_ksched_drain()
+	 * may be called late and from a slow thread.
 	 */
 	bool reader_thread;
+	/*
+	 * That thread's SCHED_FIFO priority (1-99; 0: the caller's
+	 * policy).  Refused (no CAP_SYS_NICE, RLIMIT_RTPRIO too low), it
+	 * runs at the caller's, and dial9_ksched_fallback_reason() says so.
+	 */
+	uint32_t reader_prio;
 };
 
 typedef void (*dial9_ksched_fn)(void *ctx, const struct dial9_rec_header *rec);
@@ -519,6 +533,8 @@ const char *dial9_ksched_backend(const struct dial9_ksched *k);
  * gave less of than asked (rings halved by its per-user limit).
  */
 const char *dial9_ksched_fallback_reason(const struct dial9_ksched *k);
+/* The reader thread's SCHED_FIFO priority; 0: none (or no reader). */
+uint32_t dial9_ksched_reader_prio(const struct dial9_ksched *k);
 /* A descriptor that polls readable when records wait. */
 int dial9_ksched_fd(const struct dial9_ksched *k);
 /*

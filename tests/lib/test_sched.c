@@ -10,12 +10,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <dirent.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 
 #include <cmocka.h>
+#include <linux/capability.h>
 #include <linux/dial9.h>
 
 #include "helpers.h"
@@ -493,6 +496,127 @@ static void no_source_is_reported(void **state)
 	assert_non_null(strstr(why, "system-wide recording needs dial9.ko"));
 }
 
+/* The scheduling policy of this process's thread named @name, or -1. */
+static int policy_of(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int policy = -1;
+
+	assert_non_null(d);
+	while (policy < 0 && (e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) &&
+		    !strncmp(comm, name, strlen(name)))
+			policy = sched_getscheduler(atoi(e->d_name));
+		fclose(f);
+	}
+	closedir(d);
+	return policy;
+}
+
+/* Whether this process may make a thread SCHED_FIFO 1. */
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+static bool may_fifo(void)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	pthread_attr_t a;
+	pthread_t t;
+	int ret;
+
+	pthread_attr_init(&a);
+	pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&a, SCHED_FIFO);
+	pthread_attr_setschedparam(&a, &sp);
+	ret = pthread_create(&t, &a, nothing, NULL);
+	pthread_attr_destroy(&a);
+	if (!ret)
+		pthread_join(t, NULL);
+	return !ret;
+}
+
+/*
+ * Open the perf source of this process with its reader at SCHED_FIFO 1:
+ * 1 if the reader runs at it, 0 if it runs at the normal policy and the
+ * source says why, -1 if there is no perf source here.
+ */
+static int open_reader(void)
+{
+	struct dial9_ksched_opts o = { .self = true, .no_module = true,
+				       .reader_thread = true,
+				       .reader_prio = 1 };
+	struct dial9_ksched *k = NULL;
+	int policy, ret = -1;
+
+	if (dial9_ksched_open(&k, &o, NULL, 0))
+		return -1;
+	if (strcmp(dial9_ksched_backend(k), "perf"))
+		goto out;
+	/* the thread names itself first thing */
+	for (int i = 0; i < 200 && (policy = policy_of("dial9-kread")) < 0; i++)
+		usleep(5000);
+	if (dial9_ksched_reader_prio(k) == 1 && policy == SCHED_FIFO)
+		ret = 1;
+	else if (!dial9_ksched_reader_prio(k) && policy == SCHED_OTHER &&
+		 strstr(dial9_ksched_fallback_reason(k),
+			"reader of the kernel's records runs at normal priority (SCHED_FIFO 1: Operation not permitted)"))
+		ret = 0;
+	else
+		print_message("reader prio %u, policy %d, reason: %s\n",
+			      dial9_ksched_reader_prio(k), policy,
+			      dial9_ksched_fallback_reason(k));
+out:
+	dial9_ksched_close(k);
+	return ret < 0 ? -2 : ret;
+}
+
+/*
+ * The reader of the kernel's records runs SCHED_FIFO where the process
+ * may; where it may not (no CAP_SYS_NICE, RLIMIT_RTPRIO 0: a child that
+ * gave both up) it runs at the normal policy, and the source says so.
+ */
+static void reader_runs_fifo_or_says_why(void **state)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct cd[2];
+	struct rlimit rl = { 0, 0 };
+	int ret, status;
+	pid_t child;
+	(void)state;
+
+	ret = open_reader();
+	if (ret == -1)
+		skip();		/* only where perf events are not permitted */
+	assert_int_equal(ret, may_fifo() ? 1 : 0);
+
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		if (setrlimit(RLIMIT_RTPRIO, &rl) ||
+		    syscall(SYS_capget, &h, cd))
+			_exit(3);
+		cd[0].effective &= ~(1u << CAP_SYS_NICE);
+		if (syscall(SYS_capset, &h, cd) || may_fifo())
+			_exit(3);
+		_exit(open_reader() == 0 ? 0 : 4);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -500,6 +624,7 @@ int main(void)
 		cmocka_unit_test(perf_backend_measures_wakeup_latency),
 		cmocka_unit_test(schedstat_backend_samples_waits),
 		cmocka_unit_test(no_source_is_reported),
+		cmocka_unit_test(reader_runs_fifo_or_says_why),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -74,12 +74,15 @@ TEST(pairs_32_lose_nothing_at_defaults)
 		pthread_join(t[i], NULL);
 	ASSERT_EQ(0, dial9_stop());
 	ASSERT_EQ(0, dial9_get_stats(&st));
-	TH_LOG("%d pairs x %d rounds: %llu records written by dial9.ko, %llu read, %llu lost; %llu scheduler events",
+	TH_LOG("%d pairs x %d rounds: %llu records written by dial9.ko, %llu read, %llu lost; %llu scheduler events; the reader at SCHED_FIFO %u",
 	       PAIRS, ROUNDS, (unsigned long long)st.sched_written,
 	       (unsigned long long)st.sched_read,
 	       (unsigned long long)st.sched_lost,
-	       (unsigned long long)st.sched_events);
+	       (unsigned long long)st.sched_events, st.sched_reader_prio);
 	EXPECT_STREQ("dial9.ko", st.sched_backend);
+	/* As root here, the ring reader runs at its default SCHED_FIFO 1. */
+	if (!getenv("DIAL9_SCHED_READER_PRIO"))
+		EXPECT_EQ(1, st.sched_reader_prio);
 	if (getenv("DIAL9_SCHED_RING_KB"))
 		return;		/* a measurement (make bench), not defaults */
 	/* A blocking switch per round and side, at least. */
