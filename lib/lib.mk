@@ -97,9 +97,10 @@ $(LIB_PC): lib/dial9.pc.in lib/lib.mk $(LIB_CONF)
 	$(LIB_PC_SED) > $@
 
 # ---- the CLI: the public headers (<dial9.h>, <linux/dial9.h>) and the static
-# library; every tools/*.c is part of the one dial9 binary ------------------
-TOOL_SRCS := $(wildcard tools/*.c)
-TOOL_HDRS := $(wildcard tools/*.h)
+# library; every tools/*.c and tools/timeline/*.c is part of the one dial9
+# binary -----------------------------------------------------------------------
+TOOL_SRCS := $(wildcard tools/*.c tools/timeline/*.c)
+TOOL_HDRS := $(wildcard tools/*.h tools/timeline/*.h)
 
 # The HTML report page (tools/report.html) is compiled in as a C array.
 TOOL_GEN := $(BUILD)/tools/report_html.c
@@ -229,8 +230,8 @@ FUZZ_LIB_SRCS := lib/encode.c lib/decode.c lib/error.c
 
 FUZZ_FLAGS := -std=gnu11 -O1 -g $(WARN) -fno-sanitize-recover=all
 # The command's targets (fuzz_cli_*.c, one per subcommand that reads
-# traces) link every tools/*.c but main()'s and the whole library, built
-# once into objects for them.
+# traces) link every file of the command but main()'s (tools/dial9.c) and
+# the whole library, built once into objects for them.
 FUZZ_CLI_SRCS := $(filter-out tools/dial9.c,$(TOOL_SRCS)) $(LIB_SRCS)
 FUZZ_CLI_OBJS := $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(FUZZ_CLI_SRCS))
 FUZZ_CLI_BINS := $(filter $(FUZZ_B)/fuzz_cli_%,$(FUZZ_BINS))

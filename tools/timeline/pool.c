@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * tl_pool.c - the timeline's string pool (interned, NUL-terminated
+ * pool.c - the timeline's string pool (interned, NUL-terminated
  * strings) and the JSON it writes into the pool and out.
  */
 #include <errno.h>
@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "timeline.h"
+#include "tl_internal.h"
 
 /* ---- string pool ---- */
 
