@@ -1,7 +1,8 @@
 # dial9 — top-level build.  `make test` is what CI runs.
 #
 #   make deps      install everything from Debian (idempotent, fast when done)
-#   make           build the module, the examples and (when present) the library
+#   make           build the module, the library, the dial9 command and the
+#                  examples
 #   make test      deps + build + every test, the module tests inside a qemu VM
 #   make demo      the module in a VM, a program under contention, the report
 #   make check     checkpatch + sparse on the module
@@ -158,6 +159,9 @@ $(BUILD)/tests/sched/%: tests/sched/%.c $(LIB_A) lib/include/dial9.h
 $(BUILD)/vm-bin/contention: examples/contention.c $(LIB_A) lib/include/dial9.h
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilib/include -pthread -o $@ $< $(LIB_A) $(LIB_LDLIBS)
+
+# make (all) builds the example that links libdial9 as well.
+all: $(BUILD)/vm-bin/contention
 
 
 test: deps

@@ -54,7 +54,8 @@ LIB_OBJS := $(patsubst lib/%.c,$(LIB_B)/obj/%.o,$(LIB_SRCS))
 .PHONY: lib tools test-lib fuzz fuzz-build bench bench-idle lib-clean \
 	s3-server FORCE
 
-all: lib $(if $(TOOL_SRCS),tools)
+# make (all) builds the command too.
+all: lib tools
 TEST_TARGETS += test-lib
 
 lib: $(LIB_SO) $(LIB_A) $(LIB_PC)
@@ -147,7 +148,7 @@ $(LIB_T)/tsan/%: tests/lib/%.c $(LIB_SRCS) $(LIB_HDRS) $(wildcard tests/lib/*.h)
 LIB_TEST_BINS := $(addprefix $(LIB_T)/asan/,$(LIB_TESTS)) \
 	$(addprefix $(LIB_T)/tsan/,$(LIB_TSAN_TESTS))
 
-test-lib: lib $(if $(TOOL_SRCS),tools) $(LIB_TEST_BINS) fuzz-build s3-server
+test-lib: lib tools $(LIB_TEST_BINS) fuzz-build s3-server
 	@rc=0; echo "--- tests/lib/mistyped.sh"; \
 	tests/lib/mistyped.sh $(CC) $(FUZZ_CC) || rc=1; \
 	for t in $(LIB_TEST_BINS); do \
