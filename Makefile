@@ -27,7 +27,12 @@ VMSUF := -$(KVER)
 endif
 CACHE ?= build/cache
 BUILD ?= build
-DIAL9_VERSION := 0.1.0
+# The release: the VERSION file, which the library, the command, the
+# module (Kbuild), dkms.conf and dial9.pc read too.
+DIAL9_VERSION := $(shell cat VERSION 2>/dev/null)
+ifeq ($(DIAL9_VERSION),)
+$(error no version: the VERSION file at the top of the tree is missing or empty)
+endif
 
 CC ?= cc
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
@@ -51,7 +56,7 @@ deps:
 # Kbuild rebuilds only what changed).
 module:
 ifneq ($(KO_DIR),$(CURDIR))
-	@mkdir -p $(KO_DIR) && cp -pr Kbuild kmod uapi $(KO_DIR)/
+	@mkdir -p $(KO_DIR) && cp -pr Kbuild VERSION kmod uapi $(KO_DIR)/
 endif
 	$(MAKE) -C $(KDIR) M=$(KO_DIR) modules
 

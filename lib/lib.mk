@@ -37,10 +37,13 @@ LIB_B := $(BUILD)/lib
 LIB_SRCS := $(wildcard lib/*.c)
 LIB_HDRS := lib/include/dial9.h $(wildcard lib/*.h)
 # S3 upload (libcurl, libcrypto) is in unless DIAL9_S3=0.  Objects and
-# the CLI are rebuilt when it changes ($(LIB_CONF)).
+# the CLI are rebuilt when it or the version changes ($(LIB_CONF)).
 DIAL9_S3 ?= 1
 override DIAL9_S3 := $(if $(filter 0 no,$(DIAL9_S3)),0,1)
 LIB_CPPFLAGS := -D_GNU_SOURCE -DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Ilib -Iuapi
+# <dial9.h>'s DIAL9_VERSION_STRING: the VERSION file (the Makefile's
+# DIAL9_VERSION); make install writes it into the installed header.
+LIB_CPPFLAGS += -DDIAL9_VERSION_STRING='"$(LIB_VERSION)"'
 LIB_CFLAGS := -std=gnu11 -O2 -g $(WARN) -pthread
 LIB_LDLIBS := $(strip -luring -llz4 -lz $(if $(filter 1,$(DIAL9_S3)),-lcurl -lcrypto) -pthread)
 LIB_CONF := $(LIB_B)/build-options
@@ -64,7 +67,8 @@ lib: $(LIB_SO) $(LIB_A) $(LIB_PC)
 # rebuilt then and only then.
 $(LIB_CONF): FORCE
 	@mkdir -p $(dir $@)
-	@echo 'DIAL9_S3=$(DIAL9_S3)' | cmp -s - $@ || echo 'DIAL9_S3=$(DIAL9_S3)' >$@
+	@echo 'DIAL9_S3=$(DIAL9_S3) VERSION=$(LIB_VERSION)' | cmp -s - $@ || \
+		echo 'DIAL9_S3=$(DIAL9_S3) VERSION=$(LIB_VERSION)' >$@
 
 $(LIB_B)/pic/%.o: lib/%.c $(LIB_HDRS) $(LIB_CONF)
 	@mkdir -p $(dir $@)
@@ -120,9 +124,8 @@ $(BUILD)/tools/report_html.c: tools/report.html
 $(BUILD)/tools/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) $(LIB_HDRS) \
 		$(LIB_A) $(LIB_CONF)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -std=gnu11 -O2 -g $(WARN) $(CFLAGS) $(LDFLAGS) \
-		-D_GNU_SOURCE -DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Ilib -Iuapi \
-		-o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
+	$(CC) $(LIB_CPPFLAGS) $(CPPFLAGS) -std=gnu11 -O2 -g $(WARN) $(CFLAGS) \
+		$(LDFLAGS) -o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
 
 # ---- tests -------------------------------------------------------------------
 # Each test links the library sources compiled with the same sanitizers,
@@ -182,9 +185,8 @@ TEST_TARGETS += test-tools
 $(TOOLS_T)/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) $(LIB_HDRS) \
 		$(LIB_A) $(LIB_CONF)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g $(WARN) $(ASAN_FLAGS) -D_GNU_SOURCE \
-		-DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Ilib -Iuapi -o $@ $(TOOL_SRCS) \
-		$(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
+	$(CC) $(LIB_CPPFLAGS) -std=gnu11 -O1 -g $(WARN) $(ASAN_FLAGS) \
+		-o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
 
 $(TOOLS_T)/mktrace: tests/tools/mktrace.c lib/include/dial9.h $(LIB_A)
 	@mkdir -p $(dir $@)
