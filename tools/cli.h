@@ -65,6 +65,13 @@ static inline void cli_json_str(FILE *out, const void *s, size_t len)
 {
 	d9_json_fwrite(out, s, len, 0);
 }
+/*
+ * A value that is not a string nor bytes (a number, a boolean, or null:
+ * a non-finite double, a type from a newer writer) as JSON text in @buf,
+ * of CLI_JSON_SCALAR bytes; its length, or 0 for strings and bytes.
+ */
+#define CLI_JSON_SCALAR 32
+size_t cli_json_scalar(char *buf, const struct dial9_value *v);
 /* Print one value as JSON (cli_json.c). */
 void cli_json_value(FILE *out, const struct dial9_value *v);
 /* Report a decoder error as "dial9: FILE: what at offset N"; this and
