@@ -1,7 +1,8 @@
 # dial9 — top-level build.  `make test` is what CI runs.
 #
 #   make deps      install everything from Debian (idempotent, fast when done)
-#   make           build the module, the examples and (when present) the library
+#   make           build the module, the library, the dial9 command and the
+#                  examples
 #   make test      deps + build + every test, the module tests inside a qemu VM
 #   make demo      the module in a VM, a program under contention, the report
 #   make check     checkpatch + sparse on the module
@@ -26,7 +27,12 @@ VMSUF := -$(KVER)
 endif
 CACHE ?= build/cache
 BUILD ?= build
-DIAL9_VERSION := 0.1.0
+# The release: the VERSION file, which the library, the command, the
+# module (Kbuild), dkms.conf and dial9.pc read too.
+DIAL9_VERSION := $(shell cat VERSION 2>/dev/null)
+ifeq ($(DIAL9_VERSION),)
+$(error no version: the VERSION file at the top of the tree is missing or empty)
+endif
 
 CC ?= cc
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
@@ -50,7 +56,7 @@ deps:
 # Kbuild rebuilds only what changed).
 module:
 ifneq ($(KO_DIR),$(CURDIR))
-	@mkdir -p $(KO_DIR) && cp -pr Kbuild kmod uapi $(KO_DIR)/
+	@mkdir -p $(KO_DIR) && cp -pr Kbuild VERSION kmod uapi $(KO_DIR)/
 endif
 	$(MAKE) -C $(KDIR) M=$(KO_DIR) modules
 
@@ -158,6 +164,9 @@ $(BUILD)/tests/sched/%: tests/sched/%.c $(LIB_A) lib/include/dial9.h
 $(BUILD)/vm-bin/contention: examples/contention.c $(LIB_A) lib/include/dial9.h
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilib/include -pthread -o $@ $< $(LIB_A) $(LIB_LDLIBS)
+
+# make (all) builds the example that links libdial9 as well.
+all: $(BUILD)/vm-bin/contention
 
 
 test: deps

@@ -448,4 +448,4 @@ module_init(dial9_init);
 module_exit(dial9_exit);
 MODULE_DESCRIPTION("dial9: per-CPU rings of scheduler events");
 MODULE_LICENSE("GPL");
-MODULE_VERSION("0.1.0");
+MODULE_VERSION(DIAL9_VERSION);

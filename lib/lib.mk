@@ -37,10 +37,13 @@ LIB_B := $(BUILD)/lib
 LIB_SRCS := $(wildcard lib/*.c)
 LIB_HDRS := lib/include/dial9.h $(wildcard lib/*.h)
 # S3 upload (libcurl, libcrypto) is in unless DIAL9_S3=0.  Objects and
-# the CLI are rebuilt when it changes ($(LIB_CONF)).
+# the CLI are rebuilt when it or the version changes ($(LIB_CONF)).
 DIAL9_S3 ?= 1
 override DIAL9_S3 := $(if $(filter 0 no,$(DIAL9_S3)),0,1)
 LIB_CPPFLAGS := -D_GNU_SOURCE -DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Ilib -Iuapi
+# <dial9.h>'s DIAL9_VERSION_STRING: the VERSION file (the Makefile's
+# DIAL9_VERSION); make install writes it into the installed header.
+LIB_CPPFLAGS += -DDIAL9_VERSION_STRING='"$(LIB_VERSION)"'
 LIB_CFLAGS := -std=gnu11 -O2 -g $(WARN) -pthread
 LIB_LDLIBS := $(strip -luring -llz4 -lz $(if $(filter 1,$(DIAL9_S3)),-lcurl -lcrypto) -pthread)
 LIB_CONF := $(LIB_B)/build-options
@@ -54,7 +57,8 @@ LIB_OBJS := $(patsubst lib/%.c,$(LIB_B)/obj/%.o,$(LIB_SRCS))
 .PHONY: lib tools test-lib fuzz fuzz-build bench bench-idle lib-clean \
 	s3-server FORCE
 
-all: lib $(if $(TOOL_SRCS),tools)
+# make (all) builds the command too.
+all: lib tools
 TEST_TARGETS += test-lib
 
 lib: $(LIB_SO) $(LIB_A) $(LIB_PC)
@@ -63,7 +67,8 @@ lib: $(LIB_SO) $(LIB_A) $(LIB_PC)
 # rebuilt then and only then.
 $(LIB_CONF): FORCE
 	@mkdir -p $(dir $@)
-	@echo 'DIAL9_S3=$(DIAL9_S3)' | cmp -s - $@ || echo 'DIAL9_S3=$(DIAL9_S3)' >$@
+	@echo 'DIAL9_S3=$(DIAL9_S3) VERSION=$(LIB_VERSION)' | cmp -s - $@ || \
+		echo 'DIAL9_S3=$(DIAL9_S3) VERSION=$(LIB_VERSION)' >$@
 
 $(LIB_B)/pic/%.o: lib/%.c $(LIB_HDRS) $(LIB_CONF)
 	@mkdir -p $(dir $@)
@@ -97,9 +102,10 @@ $(LIB_PC): lib/dial9.pc.in lib/lib.mk $(LIB_CONF)
 	$(LIB_PC_SED) > $@
 
 # ---- the CLI: the public headers (<dial9.h>, <linux/dial9.h>) and the static
-# library; every tools/*.c is part of the one dial9 binary ------------------
-TOOL_SRCS := $(wildcard tools/*.c)
-TOOL_HDRS := $(wildcard tools/*.h)
+# library; every tools/*.c and tools/timeline/*.c is part of the one dial9
+# binary -----------------------------------------------------------------------
+TOOL_SRCS := $(wildcard tools/*.c tools/timeline/*.c)
+TOOL_HDRS := $(wildcard tools/*.h tools/timeline/*.h)
 
 # The HTML report page (tools/report.html) is compiled in as a C array.
 TOOL_GEN := $(BUILD)/tools/report_html.c
@@ -118,9 +124,8 @@ $(BUILD)/tools/report_html.c: tools/report.html
 $(BUILD)/tools/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) $(LIB_HDRS) \
 		$(LIB_A) $(LIB_CONF)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -std=gnu11 -O2 -g $(WARN) $(CFLAGS) $(LDFLAGS) \
-		-D_GNU_SOURCE -DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Ilib -Iuapi \
-		-o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
+	$(CC) $(LIB_CPPFLAGS) $(CPPFLAGS) -std=gnu11 -O2 -g $(WARN) $(CFLAGS) \
+		$(LDFLAGS) -o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
 
 # ---- tests -------------------------------------------------------------------
 # Each test links the library sources compiled with the same sanitizers,
@@ -146,7 +151,7 @@ $(LIB_T)/tsan/%: tests/lib/%.c $(LIB_SRCS) $(LIB_HDRS) $(wildcard tests/lib/*.h)
 LIB_TEST_BINS := $(addprefix $(LIB_T)/asan/,$(LIB_TESTS)) \
 	$(addprefix $(LIB_T)/tsan/,$(LIB_TSAN_TESTS))
 
-test-lib: lib $(if $(TOOL_SRCS),tools) $(LIB_TEST_BINS) fuzz-build s3-server
+test-lib: lib tools $(LIB_TEST_BINS) fuzz-build s3-server
 	@rc=0; echo "--- tests/lib/mistyped.sh"; \
 	tests/lib/mistyped.sh $(CC) $(FUZZ_CC) || rc=1; \
 	for t in $(LIB_TEST_BINS); do \
@@ -180,9 +185,8 @@ TEST_TARGETS += test-tools
 $(TOOLS_T)/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) $(LIB_HDRS) \
 		$(LIB_A) $(LIB_CONF)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g $(WARN) $(ASAN_FLAGS) -D_GNU_SOURCE \
-		-DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Ilib -Iuapi -o $@ $(TOOL_SRCS) \
-		$(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
+	$(CC) $(LIB_CPPFLAGS) -std=gnu11 -O1 -g $(WARN) $(ASAN_FLAGS) \
+		-o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
 
 $(TOOLS_T)/mktrace: tests/tools/mktrace.c lib/include/dial9.h $(LIB_A)
 	@mkdir -p $(dir $@)
@@ -229,8 +233,8 @@ FUZZ_LIB_SRCS := lib/encode.c lib/decode.c lib/error.c
 
 FUZZ_FLAGS := -std=gnu11 -O1 -g $(WARN) -fno-sanitize-recover=all
 # The command's targets (fuzz_cli_*.c, one per subcommand that reads
-# traces) link every tools/*.c but main()'s and the whole library, built
-# once into objects for them.
+# traces) link every file of the command but main()'s (tools/dial9.c) and
+# the whole library, built once into objects for them.
 FUZZ_CLI_SRCS := $(filter-out tools/dial9.c,$(TOOL_SRCS)) $(LIB_SRCS)
 FUZZ_CLI_OBJS := $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(FUZZ_CLI_SRCS))
 FUZZ_CLI_BINS := $(filter $(FUZZ_B)/fuzz_cli_%,$(FUZZ_BINS))

@@ -19,8 +19,9 @@
 # docs/install.md says more.
 
 MANDIR ?= $(PREFIX)/share/man
-# What the module's DKMS source tree is made of.
-DKMS_SRC_FILES := Kbuild dkms.conf kmod uapi
+# What the module's DKMS source tree is made of, besides dkms.conf (with
+# the version written in); Kbuild reads VERSION for MODULE_VERSION.
+DKMS_SRC_FILES := Kbuild VERSION kmod uapi
 DKMS_SRC := /usr/src/dial9-$(DIAL9_VERSION)
 # dkms-install's kernel: the running one unless KVER is given (the
 # Makefile's own default, the cloud headers', is for the tests).
@@ -49,7 +50,9 @@ install: lib tools
 	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	$(LIB_PC_SED) >$(DESTDIR)$(LIBDIR)/pkgconfig/dial9.pc
 	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/dial9.pc
-	install -m 0644 lib/include/dial9.h $(DESTDIR)$(INCLUDEDIR)/
+	sed -e 's|@DIAL9_VERSION_STRING@|"$(LIB_VERSION)"|' lib/include/dial9.h \
+		>$(DESTDIR)$(INCLUDEDIR)/dial9.h
+	chmod 0644 $(DESTDIR)$(INCLUDEDIR)/dial9.h
 	install -m 0644 uapi/linux/dial9.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 0755 $(BUILD)/tools/dial9 $(DESTDIR)$(BINDIR)/
 	install -m 0644 docs/dial9.1 $(DESTDIR)$(MANDIR)/man1/
@@ -61,13 +64,17 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/pkgconfig 2>/dev/null || true
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
 
-# The module's source as DKMS wants it, under DESTDIR (debian/rules too).
+# The module's source as DKMS wants it, under DESTDIR (debian/rules and
+# tests/dkms/build.sh too).
 dkms-src:
 	install -d $(DESTDIR)$(DKMS_SRC)
 	find $(DKMS_SRC_FILES) -type d -exec install -d $(DESTDIR)$(DKMS_SRC)/{} \;
 	find $(DKMS_SRC_FILES) -type f ! -name '*.o' ! -name '*.ko' \
 		! -name '*.cmd' ! -name '*.mod*' \
 		-exec install -m 0644 {} $(DESTDIR)$(DKMS_SRC)/{} \;
+	sed -e 's|#MODULE_VERSION#|$(DIAL9_VERSION)|' dkms.conf \
+		>$(DESTDIR)$(DKMS_SRC)/dkms.conf
+	chmod 0644 $(DESTDIR)$(DKMS_SRC)/dkms.conf
 
 dkms-install:
 	packaging/dkms-install.sh install $(DIAL9_VERSION) $(DKMS_KVER) \
@@ -83,7 +90,8 @@ install-udev:
 # ---- Debian packages ----------------------------------------------------------
 # dpkg-buildpackage in a copy of the tree (build/deb/dial9-VERSION), so
 # that nothing it makes lands in the tree or beside it; debian/changelog
-# is written there with DIAL9_VERSION, the one place the version is set.
+# is written there with DIAL9_VERSION (the VERSION file), and dh_dkms -V
+# writes that version into dkms.conf.
 deb:
 	rm -rf $(DEB_B)
 	mkdir -p $(DEB_B)/dial9-$(DIAL9_VERSION)

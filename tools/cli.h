@@ -56,15 +56,26 @@ int cli_lz4_inflate(const uint8_t *in, size_t n, struct cli_file *f);
  * Make room for @need elements of @size bytes in *@v (capacity *@cap,
  * doubled as needed); 0 or -ENOMEM, *@v unchanged on failure.
  */
-int cli_grow(void **v, size_t *cap, size_t need, size_t size);
+static inline int cli_grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	return d9_grow(v, cap, need, size);
+}
 /* Print s (len bytes) as a JSON string, always valid UTF-8 (lib/text.h). */
 static inline void cli_json_str(FILE *out, const void *s, size_t len)
 {
 	d9_json_fwrite(out, s, len, 0);
 }
-/* Print one value as JSON. */
+/*
+ * A value that is not a string nor bytes (a number, a boolean, or null:
+ * a non-finite double, a type from a newer writer) as JSON text in @buf,
+ * of CLI_JSON_SCALAR bytes; its length, or 0 for strings and bytes.
+ */
+#define CLI_JSON_SCALAR 32
+size_t cli_json_scalar(char *buf, const struct dial9_value *v);
+/* Print one value as JSON (cli_json.c). */
 void cli_json_value(FILE *out, const struct dial9_value *v);
-/* Report a decoder error as "dial9: FILE: what at offset N". */
+/* Report a decoder error as "dial9: FILE: what at offset N"; this and
+ * what follows are in cli_output.c. */
 void cli_decode_error(const char *path, int err, uint64_t off);
 
 /* "what: i/n path" on stderr when it is a terminal; nothing otherwise. */

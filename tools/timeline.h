@@ -18,6 +18,9 @@
  *    waking from interrupt context names whoever was interrupted, so it
  *    makes no flow.
  *  - span begin/end events pair per thread, last in first out, by name.
+ *
+ * The code is in tools/timeline/ (its private header, tl_internal.h,
+ * says which file does what).
  */
 #ifndef DIAL9_TIMELINE_H
 #define DIAL9_TIMELINE_H

@@ -21,7 +21,14 @@ extern "C" {
 /* Everything declared here is the library's ABI (see libdial9.map). */
 #pragma GCC visibility push(default)
 
-#define DIAL9_VERSION_STRING "0.1.0"
+/*
+ * The release, a string: the VERSION file at the top of the source tree.
+ * The build defines it for the library and the command (lib/lib.mk);
+ * make install writes it in here, as it does into dial9.pc.
+ */
+#ifndef DIAL9_VERSION_STRING
+#define DIAL9_VERSION_STRING @DIAL9_VERSION_STRING@
+#endif
 
 /* ---- field types ------------------------------------------------------ */
 

@@ -78,7 +78,8 @@ $CC $PROG_CFLAGS $cflags -o "$t/prog-deb" tests/packaging/prog.c $(pkg-config --
 ldd "$t/prog-deb" | has "=> /lib/.*/libdial9.so.0\|=> /usr/lib/.*/libdial9.so.0" ||
 	fail "prog-deb: $(ldd "$t/prog-deb")"
 rm -rf "$t/rec-deb"
-"$t/prog-deb" "$t/rec-deb" | has '^recorded [1-9]' || fail "prog-deb does not record"
+"$t/prog-deb" "$t/rec-deb" | has "^recorded [1-9].*, dial9 $ver\$" ||
+	fail "prog-deb does not record, or its <dial9.h> is not version $ver"
 static_libs=$(pkg-config --static --libs dial9 | sed 's/-ldial9\b/-l:libdial9.a/')
 # shellcheck disable=SC2086
 $CC $PROG_CFLAGS $cflags -o "$t/prog-deb-static" tests/packaging/prog.c $static_libs

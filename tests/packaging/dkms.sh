@@ -37,6 +37,7 @@ make --no-print-directory dkms-install KVER="$kver" >"$t/dkms.log" 2>&1 ||
 	{ tail -20 "$t/dkms.log"; fail "make dkms-install KVER=$kver"; }
 installed_for && [ -n "$(ko)" ] || fail "not installed for $kver: $(dkms status)"
 modinfo -F vermagic "$(ko)" | has "^$kver " || fail "vermagic $(modinfo -F vermagic "$(ko)")"
+[ "$(modinfo -F version "$(ko)")" = "$ver" ] || fail "version $(modinfo -F version "$(ko)")"
 ok "make dkms-install KVER=$kver: dial9.ko $ver built and installed"
 
 before=$(stat -c %Y "$(ko)")

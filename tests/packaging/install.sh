@@ -39,7 +39,8 @@ $CC $PROG_CFLAGS $cflags -o "$t/prog-shared" tests/packaging/prog.c \
 	$(pkg-config --libs dial9) -Wl,-rpath,"$lib"
 ldd "$t/prog-shared" | has "$lib/libdial9.so.0" ||
 	fail "prog-shared does not use the DESTDIR copy: $(ldd "$t/prog-shared")"
-"$t/prog-shared" "$t/rec-shared" | has '^recorded [1-9]' || fail "prog-shared"
+"$t/prog-shared" "$t/rec-shared" | has "^recorded [1-9].*, dial9 $ver\$" ||
+	fail "prog-shared does not record, or its <dial9.h> is not version $ver"
 ok "linked with pkg-config --cflags --libs against the DESTDIR copy; it records"
 # The static library, and what pkg-config --static says it needs.
 static_libs=$(pkg-config --static --libs dial9 | sed 's/-ldial9\b/-l:libdial9.a/')

@@ -4,7 +4,8 @@
  * <dial9.h> and <linux/dial9.h> found through pkg-config, linked
  * shared, static, or fully static (the scripts beside it).
  *
- *   prog DIR       record one event into DIR; print "recorded N sealed"
+ *   prog DIR       record one event into DIR; print "recorded N events,
+ *                  ABI A, dial9 VERSION" (<dial9.h>'s DIAL9_VERSION_STRING)
  *   prog --s3 DIR  start a recorder that uploads to S3 (nothing listens;
  *                  what is left stays in DIR): print "s3: started" or
  *                  "s3: <error>"; exit 0, or 3 for EOPNOTSUPP
@@ -39,8 +40,9 @@ static int record(const char *dir)
 		return 1;
 	}
 	dial9_stop();
-	printf("recorded %llu events, ABI %d\n",
-	       (unsigned long long)st.events_written, DIAL9_ABI_VERSION);
+	printf("recorded %llu events, ABI %d, dial9 %s\n",
+	       (unsigned long long)st.events_written, DIAL9_ABI_VERSION,
+	       DIAL9_VERSION_STRING);
 	return st.events_written ? 0 : 1;
 }
 

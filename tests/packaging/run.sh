@@ -10,13 +10,18 @@ mkdir -p "$t"
 t=$(cd "$t" && pwd)
 start=$SECONDS
 
-# DIAL9_VERSION (Makefile) is the version; debian/changelog and the
-# library's LIB_VERSION derive from it, the rest must say the same.
-for f in "dkms.conf:PACKAGE_VERSION=\"$ver\"" "kmod/main.c:MODULE_VERSION(\"$ver\")" \
-	"lib/include/dial9.h:#define DIAL9_VERSION_STRING \"$ver\""; do
-	grep -qF "${f#*:}" "${f%%:*}" || fail "${f%%:*} does not say version $ver"
+# The VERSION file is the version: the Makefile reads it (DIAL9_VERSION,
+# $ver here), the library, the command and the module (Kbuild) are given
+# it, dkms.conf, dial9.pc, <dial9.h> and debian/changelog have it written
+# in where they are installed.  None of those says it by itself; what
+# they are made into says it (the steps below: pkg-config, dial9
+# --version, prog's DIAL9_VERSION_STRING, modinfo, the packages).
+[ "$ver" = "$(cat VERSION)" ] || fail "the Makefile's version $ver is not VERSION's"
+for f in Makefile Kbuild dkms.conf kmod/main.c lib/include/dial9.h lib/dial9.pc.in \
+	lib/lib.mk packaging/packaging.mk debian/rules; do
+	if grep -qF "$ver" "$f"; then fail "$f says version $ver itself"; fi
 done
-ok "version $ver in the Makefile, dkms.conf, the module and <dial9.h>"
+ok "version $ver in VERSION alone"
 
 tests/packaging/install.sh "$ver" "$t"
 tests/packaging/nos3.sh "$ver" "$t"

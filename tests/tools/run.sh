@@ -11,6 +11,14 @@ fail=0
 step() { echo "--- $*"; }
 bad() { echo "FAILED: $*"; fail=1; }
 
+step "dial9 --version: the VERSION file's"
+ver=$(cat VERSION)
+v=$("$D9" --version) || bad "dial9 --version: exit status"
+case $v in
+"dial9 $ver" | "dial9 $ver (without S3)") ;;
+*) bad "dial9 --version says '$v', VERSION says $ver" ;;
+esac
+
 rm -rf "$B/synth" "$B/rec" "$B/corrupt"
 mkdir -p "$B/synth" "$B/rec" "$B/corrupt"
 

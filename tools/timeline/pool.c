@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * tl_pool.c - the timeline's string pool (interned, NUL-terminated
+ * pool.c - the timeline's string pool (interned, NUL-terminated
  * strings) and the JSON it writes into the pool and out.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "timeline.h"
+#include "tl_internal.h"
 
 /* ---- string pool ---- */
 
@@ -122,35 +120,23 @@ static int pool_json_str(struct timeline *tl, const void *s, size_t len)
 
 static int pool_json_value(struct timeline *tl, const struct dial9_value *v)
 {
-	switch (v->type) {
-	case DIAL9_U64:
-		return tl_pool_printf(tl, "%llu", (unsigned long long)v->u64);
-	case DIAL9_I64:
-		return tl_pool_printf(tl, "%lld", (long long)v->i64);
-	case DIAL9_BOOL:
-		return tl_pool_printf(tl, "%s", v->b ? "true" : "false");
-	case DIAL9_F64:
-		if (isfinite(v->f64))
-			return tl_pool_printf(tl, "%.17g", v->f64);
-		return tl_pool_printf(tl, "null");
-	case DIAL9_STR:
-	case DIAL9_ISTR:
+	static const char hexd[] = "0123456789abcdef";
+	char num[CLI_JSON_SCALAR];
+	size_t n = cli_json_scalar(num, v);
+	const uint8_t *b = v->str.ptr;
+	int ret;
+
+	if (n)
+		return tl_pool_put(tl, num, n);
+	if (v->type != DIAL9_BYTES)
 		return pool_json_str(tl, v->str.ptr, v->str.len);
-	case DIAL9_BYTES: {
-		static const char hexd[] = "0123456789abcdef";
-		const uint8_t *b = v->str.ptr;
-		int ret = tl_pool_put(tl, "\"", 1);
+	ret = tl_pool_put(tl, "\"", 1);
+	for (size_t i = 0; !ret && i < v->str.len; i++) {
+		char h[2] = { hexd[b[i] >> 4], hexd[b[i] & 15] };
 
-		for (size_t i = 0; !ret && i < v->str.len; i++) {
-			char h[2] = { hexd[b[i] >> 4], hexd[b[i] & 15] };
-
-			ret = tl_pool_put(tl, h, 2);
-		}
-		return ret ? ret : tl_pool_put(tl, "\"", 1);
+		ret = tl_pool_put(tl, h, 2);
 	}
-	default:
-		return tl_pool_printf(tl, "null");
-	}
+	return ret ? ret : tl_pool_put(tl, "\"", 1);
 }
 
 /* An event's fields as a JSON object in the pool, minus @skip fields. */

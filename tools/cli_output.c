@@ -1,54 +1,14 @@
 // SPDX-License-Identifier: MIT
-/* cli_util.c - helpers of the subcommands: arrays, JSON, messages, output. */
+/*
+ * cli_output.c - what the subcommands tell and write: decoder errors,
+ * progress on a terminal, and an output file written whole or removed.
+ */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "grow.h"
-
-int cli_grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	return d9_grow(v, cap, need, size);
-}
-
-void cli_json_value(FILE *out, const struct dial9_value *v)
-{
-	switch (v->type) {
-	case DIAL9_U64:
-		fprintf(out, "%llu", (unsigned long long)v->u64);
-		break;
-	case DIAL9_I64:
-		fprintf(out, "%lld", (long long)v->i64);
-		break;
-	case DIAL9_BOOL:
-		fputs(v->b ? "true" : "false", out);
-		break;
-	case DIAL9_F64:
-		if (isfinite(v->f64))
-			fprintf(out, "%.17g", v->f64);
-		else
-			fputs("null", out);
-		break;
-	case DIAL9_STR:
-	case DIAL9_ISTR:
-		cli_json_str(out, v->str.ptr, v->str.len);
-		break;
-	case DIAL9_BYTES: {
-		const uint8_t *b = v->str.ptr;
-
-		fputc('"', out);
-		for (size_t i = 0; i < v->str.len; i++)
-			fprintf(out, "%02x", b[i]);
-		fputc('"', out);
-		break;
-	}
-	default:
-		fputs("null", out); /* a type from a newer writer */
-	}
-}
 
 void cli_decode_error(const char *path, int err, uint64_t off)
 {
