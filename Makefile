@@ -133,7 +133,7 @@ demo: deps vm-payload $(BUILD)/vm-bin/contention
 	@set -o pipefail; tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) \
 		--module $(KO) --example $(BUILD)/examples/dial9-read \
 		--file $(VM_DIAL9) --file $(BUILD)/vm-bin/contention \
-		--demo "contention /tmp/demo && dial9 sched /tmp/demo && \
+		--demo "contention /tmp/demo && dial9 sched --culprits --top 6 /tmp/demo && \
 			dial9 report --html /tmp/demo -o /tmp/report.html && \
 			echo DIAL9-REPORT-BEGIN && base64 /tmp/report.html && \
 			echo DIAL9-REPORT-END" --out $(BUILD)/demo \

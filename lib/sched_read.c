@@ -54,6 +54,8 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 	f->pexec = dial9_schema_field_index(s, "privileged_exec");
 	f->waker = dial9_schema_field_index(s, "waker_tid");
 	f->events = dial9_schema_field_index(s, "events");
+	f->other = dial9_schema_field_index(s, f->kind == SK_OUT ? "next_tid" :
+						"prev_tid");
 }
 
 void d9_sched_fields_ev(const struct sched_fields *f,
@@ -66,6 +68,9 @@ void d9_sched_fields_ev(const struct sched_fields *f,
 	e->tid = (uint32_t)d9_sched_fu64(r, f->tid);
 	e->tgid = (uint32_t)d9_sched_fu64(r, f->pid);
 	e->cpu = f->cpu >= 0 ? (uint32_t)d9_sched_fu64(r, f->cpu) : UINT32_MAX;
+	/* not named: another task, as far as anyone can tell */
+	e->other = f->other >= 0 ? (uint32_t)d9_sched_fu64(r, f->other) :
+				   UINT32_MAX;
 	if (f->kind == SK_OUT) {
 		e->runnable = d9_sched_fbool(r, f->preempted);
 		e->dead = f->state >= 0 &&

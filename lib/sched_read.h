@@ -19,7 +19,8 @@ struct sched_fields {
 	const struct dial9_schema *schema;
 	int kind;			/* enum sched_kind */
 	int tid, pid, cpu, preempted, state, wait, known, totals, rtotal,
-	    rcount, name, count, run, slices, parent, waker, events, pexec;
+	    rcount, name, count, run, slices, parent, waker, events, pexec,
+	    other;
 };
 
 void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s);

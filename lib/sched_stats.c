@@ -60,7 +60,11 @@ void d9_sched_stats_free(struct sched_stats *st)
 	for (size_t i = 0; i < st->n; i++) {
 		free(st->threads[i].delays);
 		free(st->threads[i].delay_at);
+		free(st->threads[i].culprits);
 	}
+	if (st->culprits)
+		d9_culprits_free(st->culprits);
+	free(st->culprits);
 	for (size_t i = 0; i < st->nsrcs; i++) {
 		free(st->srcs[i].host);
 		free(st->srcs[i].boot_id);
@@ -137,6 +141,29 @@ static int rehash(struct sched_stats *st)
 	st->tab = nt;
 	st->tab_cap = nc;
 	return 0;
+}
+
+int d9_sched_stats_want_culprits(struct sched_stats *st)
+{
+	if (!st->culprits)
+		st->culprits = calloc(1, sizeof(*st->culprits));
+	return st->culprits ? 0 : -ENOMEM;
+}
+
+long d9_sched_stats_find(const struct sched_stats *st, uint32_t src,
+			 uint32_t tid, uint32_t tgid)
+{
+	if (!st->tab_cap)
+		return -1;
+	for (size_t i = hash(src, tid, st->tab_cap); st->tab[i];
+	     i = (i + 1) & (st->tab_cap - 1)) {
+		const struct sched_thread *t = &st->threads[st->tab[i] - 1];
+
+		if (t->src == src && t->tid == tid &&
+		    (!tgid || !t->tgid || t->tgid == tgid))
+			return (long)st->tab[i] - 1;
+	}
+	return -1;
 }
 
 long d9_sched_stats_thread(struct sched_stats *st, uint32_t src, uint32_t tid,
@@ -409,6 +436,17 @@ int d9_sched_stats_out(struct sched_stats *st, const struct sched_ev *e,
 	t->since = e->ts;
 	t->last = 1;
 	t->nloss = st->nloss;
+	if (st->culprits) {
+		for (int i = 0; i < r.n; i++)
+			if (r.p[i].state == SCHED_RUNNING &&
+			    d9_culprits_ran(st->culprits, e->src, e->cpu,
+					    e->tid, t->tgid, r.p[i].start,
+					    r.p[i].end))
+				return -ENOMEM;
+		if (d9_culprits_out(st->culprits, e->src, e->cpu, e->ts,
+				    e->other))
+			return -ENOMEM;
+	}
 	if (res)
 		*res = r;
 	return 0;
@@ -481,6 +519,17 @@ int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 	t->since = e->ts;
 	t->last = 2;
 	t->nloss = st->nloss;
+	if (st->culprits) {
+		if (d9_culprits_in(st->culprits, e->src, e->cpu, e->ts,
+				   e->other))
+			return -ENOMEM;
+		for (int i = 0; i < r.n; i++)
+			if (r.p[i].state == SCHED_RUNNABLE &&
+			    d9_culprits_wait(st->culprits, e->src, e->cpu,
+					     r.thread, r.p[i].start,
+					     r.p[i].end))
+				return -ENOMEM;
+	}
 	if (res)
 		*res = r;
 	return 0;
@@ -534,6 +583,8 @@ int d9_sched_stats_lost(struct sched_stats *st, uint32_t src, uint64_t ts,
 	if (l->from > ts)
 		l->from = ts;
 	st->lost += count;
+	if (st->culprits)
+		d9_culprits_lost(st->culprits, src, cpu);
 	return d9_sched_stats_cpu_seen(st, src, cpu, ts);
 }
 
@@ -613,6 +664,63 @@ void d9_sched_stats_finish(struct sched_stats *st, uint64_t end_ns)
 			t->waits = t->delay_count;
 		}
 	}
+}
+
+/* One overlap of a wait with an occupant: into the thread's culprits. */
+static int add_culprit(void *ctx, size_t thread, const struct sched_occ *o,
+		       uint64_t ns, size_t wait)
+{
+	struct sched_stats *st = ctx;
+	struct sched_thread *t = &st->threads[thread];
+	struct sched_culprit *c = NULL;
+
+	if (o->kind == SCHED_OCC_THREAD && o->tid == t->tid &&
+	    o->tgid == t->tgid)
+		return 0;	/* itself: clocks of two CPUs a little apart */
+	for (size_t i = 0; i < t->nculprits && !c; i++)
+		if (t->culprits[i].kind == o->kind &&
+		    (o->kind != SCHED_OCC_THREAD ||
+		     (t->culprits[i].tid == o->tid &&
+		      t->culprits[i].tgid == o->tgid)))
+			c = &t->culprits[i];
+	if (!c) {
+		if (d9_grow((void **)&t->culprits, &t->culprits_cap,
+			    t->nculprits + 1, sizeof(*c)))
+			return -ENOMEM;
+		c = &t->culprits[t->nculprits++];
+		*c = (struct sched_culprit){ .kind = o->kind, .tid = o->tid,
+					     .tgid = o->tgid };
+	}
+	c->ns += ns;
+	if (c->last_wait != wait + 1) {
+		c->waits++;
+		c->last_wait = wait + 1;
+	}
+	return 0;
+}
+
+static int cmp_culprit(const void *pa, const void *pb)
+{
+	const struct sched_culprit *a = pa, *b = pb;
+
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+int d9_sched_stats_culprits(struct sched_stats *st)
+{
+	int ret;
+
+	if (!st->culprits)
+		return 0;
+	ret = d9_culprits_resolve(st->culprits, add_culprit, st);
+	for (size_t i = 0; !ret && i < st->n; i++)
+		d9_sort(st->threads[i].culprits, st->threads[i].nculprits,
+			sizeof(struct sched_culprit), cmp_culprit);
+	return ret;
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sched_culprits.h"
+
 #define SCHED_HIST_BUCKETS 40	/* log2 of microseconds */
 
 /* What a thread is doing; SCHED_UNKNOWN spans a loss of records. */
@@ -36,6 +38,7 @@ struct sched_ev {
 	bool totals;			/* runq_total, runq_count are valid */
 	uint64_t runq_total;		/* the scheduler's run_delay, ns */
 	uint32_t runq_count;		/* its pcount, low 32 bits */
+	uint32_t other;			/* out: next tid; in: prev tid (0: idle) */
 };
 
 /* A piece of a thread's time, [start, end) in one state. */
@@ -81,6 +84,9 @@ struct sched_thread {
 	int last;			/* 0 none, 1 switch-out, 2 switch-in */
 	uint64_t since;
 	size_t nloss;			/* losses seen at its last event */
+	/* with st->culprits, after d9_sched_stats_finish: largest first */
+	struct sched_culprit *culprits;
+	size_t nculprits, culprits_cap;
 };
 
 /* A LOST record: @count records of @cpu dropped within [from, to]. */
@@ -121,6 +127,7 @@ struct sched_stats {
 	uint64_t lost;			/* scheduler records (sched.lost) */
 	uint64_t lost_app;		/* application events (dial9.lost) */
 	uint64_t first_ns, last_ns;
+	struct sched_culprits *culprits;	/* NULL: not collected */
 };
 
 void d9_sched_stats_init(struct sched_stats *st);
@@ -135,6 +142,11 @@ int d9_sched_stats_source(struct sched_stats *st, const char *host,
 /* An event of @cpu at @ts (for the windows of losses); -ENOMEM. */
 int d9_sched_stats_cpu_seen(struct sched_stats *st, uint32_t src, uint32_t cpu,
 			 uint64_t ts);
+/* Collect culprits (sched_culprits.h) from now on; -ENOMEM. */
+int d9_sched_stats_want_culprits(struct sched_stats *st);
+/* The index of thread (@src, @tid, @tgid), or -1 if there is none. */
+long d9_sched_stats_find(const struct sched_stats *st, uint32_t src,
+			 uint32_t tid, uint32_t tgid);
 /* Returns the thread's index (created on first sight), or -ENOMEM. */
 long d9_sched_stats_thread(struct sched_stats *st, uint32_t src, uint32_t tid,
 			uint32_t tgid);
@@ -166,6 +178,8 @@ void d9_sched_stats_close(struct sched_stats *st, size_t i, uint64_t end_ns,
 		       struct sched_result *res);
 /* Close open intervals at @end_ns (the end of the observed window). */
 void d9_sched_stats_finish(struct sched_stats *st, uint64_t end_ns);
+/* After finish: each thread's culprits (when collected); -ENOMEM. */
+int d9_sched_stats_culprits(struct sched_stats *st);
 /* The log2-microsecond bucket of a delay. */
 int d9_sched_hist_bucket(uint64_t ns);
 /* Wall clock (ns since the epoch, UTC) of trace time @ts of source

@@ -196,6 +196,10 @@ static int sched_live(struct sched_stats *st, int *pids, unsigned int npids,
 		return 1;
 	}
 	d9_sched_stats_finish(st, mono_now());
+	if (d9_sched_stats_culprits(st)) {
+		fprintf(stderr, "dial9 sched --live: out of memory\n");
+		return 1;
+	}
 	fputc('\n', stdout);
 	sched_stats_report(st, ro, stdout);
 	return 0;
@@ -204,7 +208,7 @@ static int sched_live(struct sched_stats *st, int *pids, unsigned int npids,
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dial9 sched [--tid N] [--min-delay US] [--top N] [--json] TRACE...\n"
+		"usage: dial9 sched [--tid N] [--min-delay US] [--top N] [--culprits] [--json] TRACE...\n"
 		"       dial9 sched --live [-p PID]... [--threshold US] [--duration S]\n"
 		"\nFirst the losses: scheduler records (per CPU, and the time window of\n"
 		"each loss), application events, and processes the kernel could not\n"
@@ -214,6 +218,9 @@ static void usage(FILE *out)
 		"(count/avg/p50/p99/max, when the max happened) and how many are\n"
 		"unknown, migrations; then a log2 histogram of the known delays.\n"
 		"Threads of different hosts or recordings (host, boot_id) never merge.\n"
+		"--culprits: per thread, what had the CPU it waited on during its\n"
+		"waits (threads of the recording by name; other processes and the\n"
+		"idle task as one each), with the time and the number of waits.\n"
 		"--live prints each delay above --threshold (default 10000 us) as it\n"
 		"happens and the report on Ctrl-C.\n");
 }
@@ -225,6 +232,7 @@ int cmd_sched(int argc, char **argv)
 		{ "min-delay", required_argument, NULL, 'm' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "culprits", no_argument, NULL, 'c' },
 		{ "live", no_argument, NULL, 'l' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "threshold", required_argument, NULL, 'T' },
@@ -260,6 +268,7 @@ int cmd_sched(int argc, char **argv)
 		case 'm': ro.min_delay_ns = v * 1000; break;
 		case 'n': ro.top = (int)v; break;
 		case 'j': ro.json = true; break;
+		case 'c': ro.culprits = true; break;
 		case 'l': live = true; break;
 		case 'p':
 			if (npids == 64 || !v || v > 4194304) {
@@ -275,6 +284,10 @@ int cmd_sched(int argc, char **argv)
 		}
 	}
 	d9_sched_stats_init(&st);
+	if (ro.culprits && d9_sched_stats_want_culprits(&st)) {
+		fprintf(stderr, "dial9 sched: out of memory\n");
+		return 1;
+	}
 	if (live) {
 		if (optind < argc) {
 			fprintf(stderr, "dial9 sched: --live takes no TRACE\n");
@@ -307,7 +320,12 @@ int cmd_sched(int argc, char **argv)
 	cli_free_paths(paths, n);
 	if (!rc) {
 		d9_sched_stats_finish(&st, st.last_ns);
-		sched_stats_report(&st, &ro, stdout);
+		if (d9_sched_stats_culprits(&st)) {
+			fprintf(stderr, "dial9 sched: out of memory\n");
+			rc = 1;
+		} else {
+			sched_stats_report(&st, &ro, stdout);
+		}
 	}
 	d9_sched_stats_free(&st);
 	return rc;

@@ -15,6 +15,7 @@ struct sched_report_opts {
 	uint64_t min_delay_ns;		/* only threads whose max is >= this */
 	int top;			/* at most this many threads, 0 = all */
 	bool json;
+	bool culprits;			/* who had the CPU during the waits */
 };
 
 /* Losses and unfollowed processes: what makes the figures incomplete. */

@@ -6,7 +6,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const sets[][8] = {
 		{ "sched", NULL }, { "sched", "--json", NULL },
-		{ "sched", "--min-delay", "1", "--top", "2", NULL }
+		{ "sched", "--min-delay", "1", "--top", "2", NULL },
+		{ "sched", "--culprits", NULL },
+		{ "sched", "--culprits", "--json", NULL },
 	};
 
 	return cli_fuzz_run(cmd_sched, sets, sizeof(sets) / sizeof(sets[0]), data,

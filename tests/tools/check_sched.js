@@ -116,4 +116,24 @@ function thread(j, tid, host) {
         "perf: blocked until the measured wait, all of it when unmeasured");
 }
 
+/* culprits/: who had CPU 0 during each wait (mktrace.c says when) */
+{
+  const j = load("culprits");
+  const c = (tid) => thread(j, tid).culprits.map(
+    (x) => `${x.name}:${x.tid}:${x.ns}:${x.count}`).join(" ");
+
+  check(c(501) === "?:502:20000:1 (idle):null:10000:1 ?:503:5000:1 " +
+        "(other processes):null:5000:1",
+        "culprits of a preempted thread: the thread that ran, the idle " +
+        "task, another thread, other processes, largest first");
+  check(c(502) === "(idle or other processes):null:5000:1 ?:501:1000:1",
+        "culprits: a gap between the idle task and another process, and " +
+        "the first wait of a new thread");
+  check(c(503) === "(idle):null:2000:1", "culprits: an idle CPU");
+  check(thread(j, 501).runq_total_ns === 40000,
+        "culprits: their time adds up to the wait");
+  check(!("culprits" in thread(load("migrated"), 201)),
+        "no culprits without --culprits");
+}
+
 process.exit(failed);

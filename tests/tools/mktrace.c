@@ -235,13 +235,15 @@ static void sched_begin(struct dial9_encoder *e, const char *host,
 	CHECK(dial9_encoder_schema(e, S_UNF, DIAL9_KIND_INSTANT, "sched.unfollowed", 2, f_unf));
 }
 
-/* total_ns < 0: an older module's record, without totals */
-static void s_out(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
-		  bool pre, long long total_ns, uint64_t count)
+/* total_ns < 0: an older module's record, without totals; @next: the
+ * task that ran next (0 the idle task, REDACTED one outside the session) */
+#define REDACTED 4294967295u
+static void s_outx(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
+		   bool pre, long long total_ns, uint64_t count, uint64_t next)
 {
 	struct dial9_value v[9] = {
 		dial9_u64(tid), dial9_u64(tid), dial9_u64((uint64_t)cpu),
-		dial9_u64(pre ? 0 : 1), dial9_bool(pre), dial9_u64(0),
+		dial9_u64(pre ? 0 : 1), dial9_bool(pre), dial9_u64(next),
 		dial9_u64(total_ns < 0 ? 0 : (uint64_t)total_ns),
 		dial9_u64(count), dial9_bool(total_ns >= 0),
 	};
@@ -249,19 +251,33 @@ static void s_out(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
 	CHECK(dial9_encoder_event(e, total_ns < 0 ? S_OUT0 : S_OUT, US(t), v));
 }
 
-/* wait_ns < 0: no wait measured (delay_known false) */
-static void s_in(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
-		 long long wait_ns, long long total_ns, uint64_t count)
+static void s_out(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
+		  bool pre, long long total_ns, uint64_t count)
+{
+	s_outx(e, t, tid, cpu, pre, total_ns, count, 0);
+}
+
+/* wait_ns < 0: no wait measured (delay_known false); @prev: the task
+ * that ran before */
+static void s_inx(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
+		  long long wait_ns, long long total_ns, uint64_t count,
+		  uint64_t prev)
 {
 	struct dial9_value v[9] = {
 		dial9_u64(tid), dial9_u64(tid), dial9_u64((uint64_t)cpu),
 		dial9_u64(wait_ns < 0 ? 0 : (uint64_t)wait_ns),
-		dial9_bool(wait_ns >= 0), dial9_u64(0),
+		dial9_bool(wait_ns >= 0), dial9_u64(prev),
 		dial9_u64(total_ns < 0 ? 0 : (uint64_t)total_ns),
 		dial9_u64(count), dial9_bool(total_ns >= 0),
 	};
 
 	CHECK(dial9_encoder_event(e, total_ns < 0 ? S_IN0 : S_IN, US(t), v));
+}
+
+static void s_in(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
+		 long long wait_ns, long long total_ns, uint64_t count)
+{
+	s_inx(e, t, tid, cpu, wait_ns, total_ns, count, 0);
 }
 
 static void s_lost(struct dial9_encoder *e, double t, int cpu, uint64_t n)
@@ -376,6 +392,28 @@ static int sched_cases(const char *dir)
 	s_in(e, 80, 601, 0, -1, -1, 0);
 	s_out(e, 90, 601, 0, false, -1, 0);
 	s_save(e, dir, "perf", "00000001.dial9");
+
+	/*
+	 * culprits/, all on CPU 0: 501 runs 0-10 and is preempted by 502
+	 * (10-30), then the CPU is idle (30-40), 503 runs (40-45), a task
+	 * outside the session (45-50), and 501 again (50-60), blocking to
+	 * idle; 502 wakes at 65 and runs at 70 after a task outside the
+	 * session (the gap 60-70 is idle, then other processes).  502 and
+	 * 503 are new: 502 waited 1 us (9-10, 501 running), 503 2 us
+	 * (38-40, idle).
+	 */
+	sched_begin(e, NULL, NULL);
+	s_inx(e, 0, 501, 0, 0, 0, 0, 0);
+	s_outx(e, 10, 501, 0, true, 0, 1, 502);
+	s_inx(e, 10, 502, 0, 1000, 0, 0, 501);
+	s_outx(e, 30, 502, 0, false, 1000, 1, 0);
+	s_inx(e, 40, 503, 0, 2000, 0, 0, 0);
+	s_outx(e, 45, 503, 0, false, 2000, 1, REDACTED);
+	s_inx(e, 50, 501, 0, 40000, 0, 1, REDACTED);
+	s_outx(e, 60, 501, 0, false, 40000, 2, 0);
+	s_inx(e, 70, 502, 0, 5000, 1000, 1, REDACTED);
+	s_outx(e, 80, 502, 0, false, 6000, 2, 0);
+	s_save(e, dir, "culprits", "00000001.dial9");
 	dial9_encoder_free(e);
 	return 0;
 }

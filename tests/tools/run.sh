@@ -42,6 +42,8 @@ for c in migrated lost lostin hosts perf; do
 	"$D9" sched --json "$B/sched/$c" > "$B/sched/$c.json" ||
 		bad "sched --json $c"
 done
+"$D9" sched --culprits --json "$B/sched/culprits" > "$B/sched/culprits.json" ||
+	bad "sched --culprits --json"
 node tests/tools/check_sched.js "$B/sched" || bad "sched (synthetic)"
 "$D9" sched "$B/sched/lostin" > "$B/sched/lostin.txt"
 head -1 "$B/sched/lostin.txt" | grep -q '^lost: 6 scheduler records' ||
@@ -56,7 +58,12 @@ grep -q 'window .* cpu 1: 5 records' "$B/sched/info.txt" ||
 "$D9" export --perfetto "$B/sched/lost" -o "$B/sched/lost-export.json"
 grep -q '"name":"unknown"' "$B/sched/lost-export.json" ||
 	bad "export: no unknown slice across the loss"
-echo "ok     sched and info text, export across a loss"
+"$D9" sched --culprits "$B/sched/culprits" > "$B/sched/culprits.txt"
+grep -q '^culprits of 501 (?), during 0.040 ms of its waits:$' "$B/sched/culprits.txt" &&
+	grep -A1 '^culprits of 501' "$B/sched/culprits.txt" |
+	grep -q '^  ? .* 502/502 .* 0.020 ms  50.0% in 1 waits$' ||
+	bad "sched --culprits: text"
+echo "ok     sched and info text, export across a loss, culprits"
 
 step "corrupt input: message with file and offset, exit 1, no output"
 # a stream header, then an event of a type no schema declared
