@@ -34,8 +34,8 @@ FUZZ_SECS ?= 600
 LIB_VERSION := $(DIAL9_VERSION)
 LIB_SOMAJOR := 0
 LIB_B := $(BUILD)/lib
-LIB_SRCS := $(wildcard lib/*.c)
-LIB_HDRS := lib/include/dial9.h $(wildcard lib/*.h)
+LIB_SRCS := $(wildcard lib/*/*.c)
+LIB_HDRS := lib/include/dial9.h $(wildcard lib/*/*.h)
 # S3 upload (libcurl, libcrypto) is in unless DIAL9_S3=0.  Objects and
 # the CLI are rebuilt when it changes ($(LIB_CONF)).
 DIAL9_S3 ?= 1
@@ -225,7 +225,7 @@ test-fleet: $(TOOLS_T)/dial9 s3-server fleet-deps
 # ---- fuzzing (clang libFuzzer) ----------------------------------------------
 FUZZ_B := $(BUILD)/fuzz
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_B)/%,$(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_LIB_SRCS := lib/encode.c lib/decode.c lib/error.c
+FUZZ_LIB_SRCS := $(wildcard lib/format/*.c)
 
 FUZZ_FLAGS := -std=gnu11 -O1 -g $(WARN) -fno-sanitize-recover=all
 # The command's targets (fuzz_cli_*.c, one per subcommand that reads

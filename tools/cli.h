@@ -12,8 +12,8 @@
 #include <stdlib.h>
 
 #include "dial9.h"
-#include "../lib/text.h"
-#include "../lib/grow.h"
+#include "common/text.h"
+#include "common/grow.h"
 
 /* dial9 ls and fetch talk to S3 through libcurl, unless the command is
  * built with make DIAL9_S3=0 (lib/lib.mk passes -DDIAL9_S3=0). */

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "grow.h"
+#include "common/grow.h"
 
 int cli_grow(void **v, size_t *cap, size_t need, size_t size)
 {

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "summary.h"
+#include "pipeline/pipeline.h"
 #include "when.h"
 
 #if DIAL9_S3

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "grow.h"
+#include "common/grow.h"
 
 static const struct {
 	const char *name;

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "sched_stats.h"
+#include "sched/sched_stats.h"
 
 struct sched_report_opts {
 	uint32_t tid;			/* only this thread, 0 = all */

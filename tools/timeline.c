@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "sched_read.h"
+#include "sched/sched_read.h"
 #include "timeline.h"
 
 /* One event as read, before ordering. */

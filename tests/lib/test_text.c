@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
-#include "text.h"
+#include "common/text.h"
 
 static void utf8_sequences(void **state)
 {
