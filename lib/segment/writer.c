@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * segment.c - segment files: {trace_dir}/{boot_id}/NNNNNNNN.dial9.active
+ * writer.c - segment files: {trace_dir}/{boot_id}/NNNNNNNN.dial9.active
  * while written, sealed by fsync + rename to NNNNNNNN.dial9. Writes go
  * through io_uring (one submission per flush tick), or pwrite where
  * io_uring is unavailable. Faults (ENOSPC, EIO, the directory deleted)
@@ -21,54 +21,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/common.h"
 #include "format/wire.h"
-#include "segment/segment.h"
+#include "segment/segw.h"
 
-#define SEG_EXT ".dial9"
-#define ACTIVE_EXT ".active"
-#define RING_DEPTH 64
-#define RETRY_NS 100000000ull /* retry a broken directory every 100 ms */
-
-struct sealed {
-	uint64_t index, size;
-	uint64_t start_ns, end_ns; /* opened, sealed (CLOCK_MONOTONIC) */
-	bool shipped; /* the worker is done with it */
-	bool dumped;  /* trigger mode: taken into a dump */
-	bool protect; /* in a dump the worker is not done with: not evicted */
-	int fd;       /* memory: the segment's memfd, else -1 */
-};
-
-struct d9_segw {
-	struct d9_seg_opts o;
-	char *trace_dir, *service;
-	char boot_id[32];
-	char dir[512];
-	int lockfd, fd;
-	uint64_t index, size, nbatches, opened_ns;
-	struct io_uring ring;
-	bool uring;
-	/* the budget: sealed segments still in the directory (the worker
-	 * updates them through d9_segw_shipped(), under budget_lock) */
-	pthread_mutex_t budget_lock;
-	struct sealed *sealed;
-	size_t nsealed, sealed_cap;
-	uint64_t sealed_bytes;
-	bool pipeline;
-	bool broken; /* directory or file gone: reopen */
-	uint64_t next_retry_ns;
-
-	pthread_mutex_t lock; /* the fields below, read by dial9_get_stats */
-	int health, last_error;
-	uint64_t events_written, events_lost, batches_written, batches_lost;
-	uint64_t seg_events, seg_batches; /* of those written, in the active one */
-	uint64_t bytes_written, segments_sealed, segments_evicted;
-	uint64_t write_errors, faults_recovered;
-	uint64_t pipe_evicted; /* evicted before the worker was done */
-};
-
-static void seg_path(const struct d9_segw *w, uint64_t index, bool active,
-		     char *buf, size_t len)
+void d9_seg_path(const struct d9_segw *w, uint64_t index, bool active,
+		 char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%08llu" SEG_EXT "%s", w->dir,
 		 (unsigned long long)index, active ? ACTIVE_EXT : "");
@@ -172,7 +129,7 @@ static int open_segment(struct d9_segw *w)
 	char path[600];
 	int ret;
 
-	seg_path(w, w->index, true, path, sizeof(path));
+	d9_seg_path(w, w->index, true, path, sizeof(path));
 	if (w->o.memory) /* RAM only: never linked into a directory */
 		w->fd = memfd_create(strrchr(path, '/') + 1, MFD_CLOEXEC);
 	else
@@ -214,91 +171,6 @@ static int take_lock(struct d9_segw *w)
 	return 0;
 }
 
-/* Oldest first, past the segments a dump protects. */
-static void evict(struct d9_segw *w)
-{
-	size_t drop = 0, unshipped = 0, keep = 0;
-
-	pthread_mutex_lock(&w->budget_lock);
-	for (size_t i = 0; i < w->nsealed; i++) {
-		char path[620];
-		size_t n;
-
-		if (w->sealed[i].protect ||
-		    w->sealed_bytes + w->size <= w->o.max_disk) {
-			w->sealed[keep++] = w->sealed[i];
-			continue;
-		}
-		if (w->sealed[i].fd >= 0) {
-			close(w->sealed[i].fd); /* memory: the worker may hold a dup */
-		} else {
-			/* the whole family: as sealed and compressed in place */
-			seg_path(w, w->sealed[i].index, false, path, sizeof(path));
-			unlink(path); /* gone already is fine */
-			n = strlen(path);
-			snprintf(path + n, sizeof(path) - n, ".lz4");
-			unlink(path);
-		}
-		w->sealed_bytes -= w->sealed[i].size;
-		if (w->pipeline && !w->sealed[i].shipped)
-			unshipped++;
-		drop++;
-	}
-	w->nsealed = keep;
-	pthread_mutex_unlock(&w->budget_lock);
-	if (!drop)
-		return;
-	pthread_mutex_lock(&w->lock);
-	w->segments_evicted += drop;
-	w->pipe_evicted += unshipped;
-	pthread_mutex_unlock(&w->lock);
-	if (unshipped)
-		d9_log("disk budget: evicted %zu segments the worker had not "
-		       "shipped yet (%llu so far)", unshipped,
-		       (unsigned long long)w->pipe_evicted);
-}
-
-void d9_segw_shipped(void *ctx, uint64_t index, uint64_t remaining)
-{
-	struct d9_segw *w = ctx;
-	pthread_mutex_lock(&w->budget_lock);
-	for (size_t i = 0; i < w->nsealed; i++) {
-		struct sealed *e = &w->sealed[i];
-
-		if (e->index != index)
-			continue;
-		w->sealed_bytes -= e->size;
-		e->protect = false;
-		if (e->fd >= 0 && !remaining) {
-			close(e->fd);
-			e->fd = -1;
-		}
-		if (remaining) {
-			e->size = remaining;
-			e->shipped = true;
-			w->sealed_bytes += remaining;
-		} else {
-			memmove(e, e + 1, (w->nsealed - i - 1) * sizeof(*e));
-			w->nsealed--;
-		}
-		break;
-	}
-	pthread_mutex_unlock(&w->budget_lock);
-}
-
-/* memory: a descriptor of sealed segment index for the worker. */
-static int seg_dup(struct d9_segw *w, uint64_t index)
-{
-	int fd = -1;
-
-	pthread_mutex_lock(&w->budget_lock);
-	for (size_t i = 0; i < w->nsealed; i++)
-		if (w->sealed[i].index == index && w->sealed[i].fd >= 0)
-			fd = fcntl(w->sealed[i].fd, F_DUPFD_CLOEXEC, 0);
-	pthread_mutex_unlock(&w->budget_lock);
-	return fd;
-}
-
 /*
  * The active segment was deleted underneath: what was written into it
  * is gone, so it counts as lost, not written (and dial9.lost says so in
@@ -324,7 +196,7 @@ static void seal(struct d9_segw *w)
 
 	if (w->fd < 0)
 		return;
-	seg_path(w, w->index, true, from, sizeof(from));
+	d9_seg_path(w, w->index, true, from, sizeof(from));
 	if (w->o.memory) {
 		if (!w->nbatches) {
 			close(w->fd);
@@ -333,7 +205,7 @@ static void seal(struct d9_segw *w)
 		}
 		memfd = w->fd; /* sealed: kept, read-only from now on */
 		w->fd = -1;
-		seg_path(w, w->index, false, to, sizeof(to));
+		d9_seg_path(w, w->index, false, to, sizeof(to));
 		goto sealed;
 	}
 	if (!w->nbatches) {
@@ -342,7 +214,7 @@ static void seal(struct d9_segw *w)
 		unlink(from);
 		return;
 	}
-	seg_path(w, w->index, false, to, sizeof(to));
+	d9_seg_path(w, w->index, false, to, sizeof(to));
 	if (fsync(w->fd))
 		fault(w, -errno, "sync a segment");
 	close(w->fd);
@@ -389,7 +261,7 @@ sealed:
 	pthread_mutex_unlock(&w->lock);
 	if (w->o.sealed && !w->o.trigger) {
 		if (w->o.memory) {
-			int fd = seg_dup(w, w->index);
+			int fd = d9_segw_dup(w, w->index);
 
 			if (fd >= 0)
 				w->o.sealed(w->o.sealed_ctx, w->index, to, fd);
@@ -397,38 +269,6 @@ sealed:
 			w->o.sealed(w->o.sealed_ctx, w->index, to, -1);
 		}
 	}
-}
-
-int d9_segw_checkpoint(struct d9_segw *w, struct d9_ckpt_seg **out, size_t *n)
-{
-	struct d9_ckpt_seg *v;
-	size_t k = 0;
-
-	pthread_mutex_lock(&w->budget_lock);
-	v = calloc(w->nsealed ? w->nsealed : 1, sizeof(*v));
-	if (!v) {
-		pthread_mutex_unlock(&w->budget_lock);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < w->nsealed; i++) {
-		struct sealed *e = &w->sealed[i];
-
-		if (e->dumped || e->shipped)
-			continue;
-		e->dumped = true;
-		e->protect = true;
-		v[k].index = e->index;
-		v[k].bytes = e->size;
-		v[k].start_ns = e->start_ns;
-		v[k].end_ns = e->end_ns;
-		seg_path(w, e->index, false, v[k].path, sizeof(v[k].path));
-		v[k].fd = e->fd >= 0 ? fcntl(e->fd, F_DUPFD_CLOEXEC, 0) : -1;
-		k++;
-	}
-	pthread_mutex_unlock(&w->budget_lock);
-	*out = v;
-	*n = k;
-	return 0;
 }
 
 void d9_segw_seal_final(struct d9_segw *w)
@@ -446,7 +286,7 @@ void d9_segw_rotate(struct d9_segw *w)
 		return;
 	seal(w);
 	w->size = 0;
-	evict(w);
+	d9_segw_evict(w);
 	if (w->broken)
 		return;
 	w->index++;
@@ -765,7 +605,7 @@ void d9_segw_close(struct d9_segw *w, struct dial9_stats *st)
 	else if (w->fd >= 0)
 		close(w->fd);
 	w->size = 0;
-	evict(w);
+	d9_segw_evict(w);
 	if (st)
 		d9_segw_stats(w, st);
 	if (w->uring)
@@ -825,99 +665,3 @@ void d9_segw_fork_child(struct d9_segw *w)
 			close(w->sealed[i].fd);
 }
 
-/* ---- crash salvage ---- */
-
-/* Cut a dead writer's segment after its last complete batch and seal
- * it; delete it if it holds no batch. */
-static void salvage_file(int dfd, const char *dirpath, const char *name)
-{
-	int fd = openat(dfd, name, O_RDWR | O_CLOEXEC);
-	struct dial9_decoder *d;
-	struct dial9_record rec;
-	uint64_t keep = 0, ends = 0;
-	char to[256];
-	struct stat st;
-	void *map = NULL;
-
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) || st.st_size <= 0)
-		goto remove;
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED)
-		goto out;
-	if (!dial9_decoder_new(&d, map, (size_t)st.st_size)) {
-		while (dial9_decoder_next(d, &rec) == 1) {
-			if (rec.kind == DIAL9_REC_BATCH_END) {
-				keep = dial9_decoder_offset(d);
-				ends++;
-			}
-		}
-		dial9_decoder_free(d);
-	}
-	munmap(map, (size_t)st.st_size);
-	if (ends < 2) /* the preamble alone: nothing recorded */
-		goto remove;
-	if (ftruncate(fd, (off_t)keep) || fsync(fd))
-		goto out;
-	snprintf(to, sizeof(to), "%.*s", (int)(strlen(name) - strlen(ACTIVE_EXT)),
-		 name);
-	if (!renameat(dfd, name, dfd, to))
-		d9_log("salvaged %s/%s: %llu bytes in %llu batches", dirpath, to,
-		       (unsigned long long)keep, (unsigned long long)ends - 1);
-	goto out;
-remove:
-	unlinkat(dfd, name, 0);
-out:
-	close(fd);
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && !strcmp(s + n - m, suffix);
-}
-
-unsigned int d9_salvage(const char *trace_dir, const char *own)
-{
-	DIR *top = opendir(trace_dir);
-	struct dirent *de;
-	unsigned int n = 0;
-
-	if (!top)
-		return 0;
-	while ((de = readdir(top))) {
-		char path[600];
-		int dfd, lfd;
-		DIR *sub;
-		struct dirent *se;
-
-		if (de->d_name[0] == '.' || !strcmp(de->d_name, own))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", trace_dir, de->d_name);
-		dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0)
-			continue;
-		lfd = openat(dfd, ".lock", O_RDWR | O_CLOEXEC);
-		if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB)) {
-			close(lfd); /* alive */
-			close(dfd);
-			continue;
-		}
-		sub = fdopendir(dup(dfd));
-		while (sub && (se = readdir(sub))) {
-			if (ends_with(se->d_name, SEG_EXT ACTIVE_EXT)) {
-				salvage_file(dfd, path, se->d_name);
-				n++;
-			}
-		}
-		if (sub)
-			closedir(sub);
-		if (lfd >= 0)
-			close(lfd);
-		close(dfd);
-	}
-	closedir(top);
-	return n;
-}
