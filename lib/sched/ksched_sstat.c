@@ -28,14 +28,6 @@ struct dial9_sstat {
 	uint64_t next_ns;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int read_file(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -124,7 +116,7 @@ int dial9_sstat_read(struct dial9_sstat *s,
 		     int (*push)(void *ctx, const struct dial9_rec_header *rec),
 		     void *ctx)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = d9_clock_gettime_ns();
 	int ret = 0;
 
 	if (now < s->next_ns)
