@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dial9.h"
+#include "common/common.h"
 #include "format/wire.h"
 
 struct enc_schema {
@@ -204,21 +205,11 @@ int dial9_encoder_schema(struct dial9_encoder *e, uint32_t id, uint8_t kind,
 	return 0;
 }
 
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	return h;
-}
-
 /* The id of string s in this stream, writing its frame on first use. */
 static int intern(struct dial9_encoder *e, const void *s, size_t n,
 		  uint32_t *id)
 {
-	uint64_t h = hash_bytes(s, n);
+	uint64_t h = d9_fnv1a(s, n);
 	uint32_t i;
 
 	if (e->strs_used * 2 >= e->strs_cap) {
@@ -233,7 +224,7 @@ static int intern(struct dial9_encoder *e, const void *s, size_t n,
 
 			if (!o->s)
 				continue;
-			j = (uint32_t)hash_bytes(o->s, o->len) & (ncap - 1);
+			j = (uint32_t)d9_fnv1a(o->s, o->len) & (ncap - 1);
 			while (ns[j].s)
 				j = (j + 1) & (ncap - 1);
 			ns[j] = *o;

@@ -249,13 +249,7 @@ int d9_dump_wait(struct d9_dump *d, unsigned int timeout_ms)
 	int ret = 0;
 
 	pthread_once(&dump_once, dump_cv_init);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_nsec -= 1000000000;
-		ts.tv_sec++;
-	}
+	ts = d9_deadline_ms(timeout_ms);
 	pthread_mutex_lock(&d9_dump_mu);
 	while (!d->complete && !ret)
 		ret = pthread_cond_timedwait(&dump_cv, &d9_dump_mu, &ts);

@@ -466,21 +466,11 @@ invalid:
 	count_invalid();
 }
 
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	return h;
-}
-
 /* The id of a string in the current batch, writing its frame once. */
 static uint32_t intern(struct d9_thread *th, struct d9_cursor *c,
 		       const void *s, size_t len)
 {
-	uint64_t h = hash_bytes(s, len);
+	uint64_t h = d9_fnv1a(s, len);
 	struct d9_intern *slot = NULL;
 	uint32_t id;
 	uint8_t *p;

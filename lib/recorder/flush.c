@@ -289,13 +289,7 @@ void *d9_flush_main(void *arg)
 				nap = false;
 				wait_ms = r->cfg.flush_interval_ms;
 			}
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			ts.tv_sec += (time_t)(wait_ms / 1000);
-			ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
-			while (ts.tv_nsec >= 1000000000) {
-				ts.tv_nsec -= 1000000000;
-				ts.tv_sec++;
-			}
+			ts = d9_deadline_ms(wait_ms);
 			pthread_cond_timedwait(&r->cv, &r->mu, &ts);
 			if (nap)
 				d9_collector_unnap(&r->coll);

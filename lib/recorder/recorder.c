@@ -310,13 +310,7 @@ static int request(bool rotate, unsigned int timeout_ms)
 		pthread_mutex_unlock(&g_lock);
 		return -ENOENT;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_nsec -= 1000000000;
-		ts.tv_sec++;
-	}
+	ts = d9_deadline_ms(timeout_ms);
 	pthread_mutex_lock(&r->mu);
 	req = ++r->flush_req;
 	r->rotate_req |= rotate;
@@ -354,8 +348,7 @@ int dial9_dump_trigger(const char *reason, unsigned int timeout_ms,
 		pthread_mutex_unlock(&g_lock);
 		return r ? -EINVAL : -ENOENT;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += 10; /* the checkpoint: a flush and a seal */
+	ts = d9_deadline_ms(10000); /* the checkpoint: a flush and a seal */
 	pthread_mutex_lock(&r->mu);
 	req = d9_flush_trigger_locked(r, reason, &coalesced);
 	pthread_cond_broadcast(&r->cv);
