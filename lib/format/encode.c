@@ -314,32 +314,8 @@ int dial9_encoder_event(struct dial9_encoder *e, uint32_t id, uint64_t ts,
 	}
 	p = d9_put_varint(p, ts - e->ts_base);
 	e->ts_base = ts;
-	for (uint32_t i = 0; i < s->nfields; i++) {
-		switch (s->types[i]) {
-		case DIAL9_U64:
-			p = d9_put_varint(p, v[i].u64);
-			break;
-		case DIAL9_I64:
-			p = d9_put_varint(p, d9_zigzag(v[i].i64));
-			break;
-		case DIAL9_BOOL:
-			*p++ = v[i].b ? 1 : 0;
-			break;
-		case DIAL9_ISTR:
-			p = d9_put_varint(p, sids[i]);
-			break;
-		case DIAL9_F64: {
-			uint64_t bits;
-
-			memcpy(&bits, &v[i].f64, 8);
-			p = d9_put_u64le(p, bits);
-			break;
-		}
-		default: /* STR, BYTES */
-			p = d9_put_bytes(p, v[i].str.ptr, v[i].str.len);
-			break;
-		}
-	}
+	for (uint32_t i = 0; i < s->nfields; i++)
+		p = d9_put_value(p, s->types[i], &v[i], &sids[i]);
 	e->len = (size_t)(p - e->buf);
 	return 0;
 }

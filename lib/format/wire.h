@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "dial9.h"
+
 #define D9_MAGIC0 0x00
 #define D9_MAGIC1 0xD9
 #define D9_MAGIC2 'T'
@@ -118,6 +120,37 @@ static inline size_t d9_value_max(uint8_t type, size_t len)
 		return 8;
 	default:
 		return D9_MAX_VARINT + len;
+	}
+}
+
+/*
+ * One field value @v of type @type at @p (at most d9_value_max() bytes);
+ * an interned string (DIAL9_ISTR) is written as its id *@sid (read for
+ * that type only).  Returns the end.  The encoder and the record path
+ * both write values here.
+ */
+static inline uint8_t *d9_put_value(uint8_t *p, uint8_t type,
+				    const struct dial9_value *v,
+				    const uint32_t *sid)
+{
+	switch (type) {
+	case DIAL9_U64:
+		return d9_put_varint(p, v->u64);
+	case DIAL9_I64:
+		return d9_put_varint(p, d9_zigzag(v->i64));
+	case DIAL9_BOOL:
+		*p++ = v->b ? 1 : 0;
+		return p;
+	case DIAL9_ISTR:
+		return d9_put_varint(p, *sid);
+	case DIAL9_F64: {
+		uint64_t bits;
+
+		memcpy(&bits, &v->f64, 8);
+		return d9_put_u64le(p, bits);
+	}
+	default: /* STR, BYTES */
+		return d9_put_bytes(p, v->str.ptr, v->str.len);
 	}
 }
 

@@ -559,31 +559,8 @@ void dial9__emit(struct dial9_event_type *t, const struct dial9_value *v,
 				sids[i] = intern(th, c, v[i].str.ptr,
 						 v[i].str.len);
 	p = put_event_head(c, id, d9_now());
-	for (unsigned int i = 0; i < n; i++) {
-		switch (t->fields[i].type) {
-		case DIAL9_U64:
-			p = d9_put_varint(p, v[i].u64);
-			break;
-		case DIAL9_I64:
-			p = d9_put_varint(p, d9_zigzag(v[i].i64));
-			break;
-		case DIAL9_BOOL:
-			*p++ = v[i].b ? 1 : 0;
-			break;
-		case DIAL9_ISTR:
-			p = d9_put_varint(p, sids[i]);
-			break;
-		case DIAL9_F64: {
-			uint64_t bits;
-
-			memcpy(&bits, &v[i].f64, 8);
-			p = d9_put_u64le(p, bits);
-			break;
-		}
-		default:
-			p = d9_put_bytes(p, v[i].str.ptr, v[i].str.len);
-		}
-	}
+	for (unsigned int i = 0; i < n; i++)
+		p = d9_put_value(p, t->fields[i].type, &v[i], &sids[i]);
 	c->p = p;
 	c->nevents++;
 	leave(th);
