@@ -45,51 +45,97 @@ int d9_lz4_compress(const void *in, size_t n, void **out, size_t *outlen)
 	return 0;
 }
 
-int d9_lz4_decompress(const void *in, size_t n, void **out, size_t *outlen)
+/* Room for at least @need bytes (capped at o->max), doubling. */
+static int out_room(struct d9_lz4_out *o, size_t need)
 {
-	LZ4F_dctx *dctx;
+	size_t nc;
+	int ret;
+
+	if (need > o->max)
+		need = o->max;
+	nc = o->cap ? o->cap : need;
+	while (nc < need)
+		nc = nc > o->max / 2 ? o->max : nc * 2;
+	if (nc == o->cap)
+		return 0;
+	ret = o->resize(o, nc);
+	if (!ret)
+		o->cap = nc;
+	return ret;
+}
+
+int d9_lz4_inflate(const void *in, size_t n, struct d9_lz4_out *o)
+{
 	const uint8_t *src = in;
-	uint8_t *buf = NULL;
-	size_t cap = 0, len = 0, done = 0;
-	int ret = 0;
+	size_t done, hn = n, r;
+	LZ4F_dctx *dctx;
+	LZ4F_frameInfo_t fi;
+	int ret;
 
 	if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)))
 		return -ENOMEM;
-	while (done < n) {
-		size_t sn = n - done, dn, r;
+	r = LZ4F_getFrameInfo(dctx, &fi, src, &hn);
+	if (LZ4F_isError(r)) {
+		ret = -EBADMSG;
+		goto out;
+	}
+	done = hn;
+	if (fi.contentSize > o->max) {
+		ret = -EFBIG;
+		goto out;
+	}
+	/* one frame of known size fits at once; more frames grow it */
+	ret = out_room(o, fi.contentSize ? (size_t)fi.contentSize + 65536 :
+					   n * 4 + 65536);
+	while (!ret && done < n) {
+		size_t sn = n - done, dn;
 
-		if (cap - len < 65536) {
-			size_t nc = cap ? cap * 2 : (n * 4 > 65536 ? n * 4 : 65536);
-			uint8_t *nb = realloc(buf, nc);
-
-			if (!nb) {
-				ret = -ENOMEM;
+		if (o->cap - o->len < 65536) {
+			ret = out_room(o, o->len + 65536);
+			if (!ret && o->cap == o->len)
+				ret = -EFBIG;	/* full at the bound */
+			if (ret)
 				break;
-			}
-			buf = nb;
-			cap = nc;
 		}
-		dn = cap - len;
-		r = LZ4F_decompress(dctx, buf + len, &dn, src + done, &sn, NULL);
+		dn = o->cap - o->len;
+		r = LZ4F_decompress(dctx, o->buf + o->len, &dn, src + done, &sn,
+				    NULL);
 		if (LZ4F_isError(r)) {
 			ret = -EBADMSG;
 			break;
 		}
-		len += dn;
+		o->len += dn;
 		done += sn;
-		if (!sn && !dn) { /* no progress: truncated input */
-			ret = -ENODATA;
-			break;
-		}
-		if (done == n && r != 0)
-			ret = -ENODATA; /* the last frame is incomplete */
+		if ((!sn && !dn) || (done == n && r))
+			ret = -ENODATA; /* cut short */
 	}
+	if (!ret && r)
+		ret = -ENODATA;	/* the frame header, and no end */
+out:
 	LZ4F_freeDecompressionContext(dctx);
+	return ret;
+}
+
+static int heap_resize(struct d9_lz4_out *o, size_t cap)
+{
+	uint8_t *nb = realloc(o->buf, cap);
+
+	if (!nb)
+		return -ENOMEM;
+	o->buf = nb;
+	return 0;
+}
+
+int d9_lz4_decompress(const void *in, size_t n, void **out, size_t *outlen)
+{
+	struct d9_lz4_out o = { .max = SIZE_MAX / 4, .resize = heap_resize };
+	int ret = d9_lz4_inflate(in, n, &o);
+
 	if (ret) {
-		free(buf);
+		free(o.buf);
 		return ret;
 	}
-	*out = buf;
-	*outlen = len;
+	*out = o.buf;
+	*outlen = o.len;
 	return 0;
 }

@@ -82,8 +82,29 @@ void d9_dump_put(struct d9_dump *d);
 /* LZ4 frame (content checksum and size on) of in[0..n) into a new
  * malloc'd buffer. */
 int d9_lz4_compress(const void *in, size_t n, void **out, size_t *outlen);
-/* Decompress a whole LZ4 frame (or several, concatenated). */
+/* Decompress a whole LZ4 frame (or several, concatenated) into a new
+ * malloc'd buffer. */
 int d9_lz4_decompress(const void *in, size_t n, void **out, size_t *outlen);
+/*
+ * Where d9_lz4_inflate() writes: buf[0..len) of cap bytes, never more
+ * than max; resize() makes buf hold @cap bytes (buf is NULL the first
+ * time): 0 or -ENOMEM.  d9_lz4_decompress() resizes with realloc, the
+ * dial9 command with mmap/mremap (tools/cli_lz4.c).
+ */
+struct d9_lz4_out {
+	uint8_t *buf;
+	size_t cap, len, max;
+	int (*resize)(struct d9_lz4_out *o, size_t cap);
+};
+/*
+ * Decompress LZ4 frames in[0..n) into @o.  The first frame's content
+ * size, when it has one, sizes the buffer once, and one past o->max is
+ * refused before anything is allocated; otherwise the buffer doubles
+ * with the output, up to the same bound.  0, -EFBIG past the bound,
+ * -EBADMSG corrupt (liblz4 checks the content size at the frame's end),
+ * -ENODATA cut short, -ENOMEM.  On failure o->buf may hold memory.
+ */
+int d9_lz4_inflate(const void *in, size_t n, struct d9_lz4_out *o);
 /* 1 if the bytes start with the LZ4 frame magic. */
 int d9_lz4_is_frame(const void *p, size_t n);
 
@@ -97,8 +118,25 @@ struct d9_s3_target {
 	uint64_t start_real_ns; /* CLOCK_REALTIME of the segment's start */
 	const char *ext;        /* ".bin.lz4" or ".bin" */
 };
+/*
+ * The key layout below the prefix, which d9_s3_key() writes and `dial9
+ * ls`/`dial9 fetch` read: these Hive partitions, in this order, then
+ * {epoch_secs}-{index}{ext}.
+ */
+#define D9_S3_P_VERSION "version=1"
+#define D9_S3_P_DATE "date="         /* YYYY-MM-DD (UTC) */
+#define D9_S3_P_SERVICE "service="
+#define D9_S3_P_TIME "time="         /* HHMM (UTC) */
+#define D9_S3_P_INSTANCE "instance=" /* the host */
+#define D9_S3_P_BOOT "boot="
+#define D9_S3_NPARTS 6
+extern const char *const d9_s3_parts[D9_S3_NPARTS];
 /* The object key (Hive-partitioned), NUL-terminated, into buf. */
 int d9_s3_key(const struct d9_s3_target *t, char *buf, size_t len);
+/* Hive's path escaping of a partition value into buf (3 * strlen(s) + 1
+ * bytes always do): these and control characters become %XX, so a value
+ * never adds a path level or an '='. */
+int d9_s3_hive_escape(const char *s, char *buf, size_t len);
 /* The key of the segment's summary: the same partitions below
  * {prefix}/summary/, ending in .json.gz (t->ext is not used). */
 int d9_s3_summary_key(const struct d9_s3_target *t, char *buf, size_t len);
