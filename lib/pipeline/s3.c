@@ -19,9 +19,12 @@
 #include <openssl/evp.h>
 #endif
 
-/* Hive's path escaping of a partition value: these and control
- * characters become %XX, so a value never adds a path level or an '='. */
-static int hive_escape(const char *s, char *buf, size_t len)
+const char *const d9_s3_parts[D9_S3_NPARTS] = {
+	D9_S3_P_VERSION, D9_S3_P_DATE, D9_S3_P_SERVICE, D9_S3_P_TIME,
+	D9_S3_P_INSTANCE, D9_S3_P_BOOT,
+};
+
+int d9_s3_hive_escape(const char *s, char *buf, size_t len)
 {
 	static const char special[] = "\"#%'*/:=?\\{}[]^";
 	size_t o = 0;
@@ -48,13 +51,15 @@ int d9_s3_key(const struct d9_s3_target *t, char *buf, size_t len)
 	struct tm tm;
 	int n;
 
-	if (hive_escape(t->service, svc, sizeof(svc)) ||
-	    hive_escape(t->host, host, sizeof(host)) ||
-	    hive_escape(t->boot_id, boot, sizeof(boot)) || !gmtime_r(&secs, &tm))
+	if (d9_s3_hive_escape(t->service, svc, sizeof(svc)) ||
+	    d9_s3_hive_escape(t->host, host, sizeof(host)) ||
+	    d9_s3_hive_escape(t->boot_id, boot, sizeof(boot)) ||
+	    !gmtime_r(&secs, &tm))
 		return -ENAMETOOLONG;
 	n = snprintf(buf, len,
-		     "%s%sversion=1/date=%04d-%02d-%02d/service=%s/time=%02d%02d/"
-		     "instance=%s/boot=%s/%lld-%llu%s",
+		     "%s%s" D9_S3_P_VERSION "/" D9_S3_P_DATE "%04d-%02d-%02d/"
+		     D9_S3_P_SERVICE "%s/" D9_S3_P_TIME "%02d%02d/"
+		     D9_S3_P_INSTANCE "%s/" D9_S3_P_BOOT "%s/%lld-%llu%s",
 		     t->prefix, *t->prefix ? "/" : "", tm.tm_year + 1900,
 		     tm.tm_mon + 1, tm.tm_mday, svc, tm.tm_hour, tm.tm_min, host,
 		     boot, (long long)secs, (unsigned long long)t->index, t->ext);
