@@ -136,21 +136,6 @@ int dial9_encoder_end_stream(struct dial9_encoder *e)
 	return put_control(e, D9_F_BATCH_END, pl, (size_t)(q - pl));
 }
 
-static int known_type(uint8_t t)
-{
-	switch (t) {
-	case DIAL9_U64:
-	case DIAL9_I64:
-	case DIAL9_BOOL:
-	case DIAL9_ISTR:
-	case DIAL9_F64:
-	case DIAL9_STR:
-	case DIAL9_BYTES:
-		return 1;
-	}
-	return 0;
-}
-
 int dial9_encoder_schema(struct dial9_encoder *e, uint32_t id, uint8_t kind,
 			 const char *name, uint32_t nfields,
 			 const struct dial9_field *fields)
@@ -164,7 +149,7 @@ int dial9_encoder_schema(struct dial9_encoder *e, uint32_t id, uint8_t kind,
 	for (uint32_t i = 0; i < nfields; i++) {
 		size_t fl = strlen(fields[i].name);
 
-		if (!known_type(fields[i].type) || fl > D9_MAX_NAME)
+		if (!d9_type_known(fields[i].type) || fl > D9_MAX_NAME)
 			return -EINVAL;
 		cap += D9_MAX_VARINT + fl + 1;
 	}

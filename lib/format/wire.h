@@ -3,6 +3,7 @@
 #ifndef DIAL9_WIRE_H
 #define DIAL9_WIRE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -108,6 +109,22 @@ static inline uint8_t *d9_put_header(uint8_t *p)
 	p[3] = D9_MAGIC3;
 	p[4] = D9_VERSION;
 	return p + D9_HEADER_LEN;
+}
+
+/* Is @t one of the field types (enum dial9_type)? */
+static inline bool d9_type_known(uint8_t t)
+{
+	switch (t) {
+	case DIAL9_U64:
+	case DIAL9_I64:
+	case DIAL9_BOOL:
+	case DIAL9_ISTR:
+	case DIAL9_F64:
+	case DIAL9_STR:
+	case DIAL9_BYTES:
+		return true;
+	}
+	return false;
 }
 
 /* Worst-case encoded size of one field value. */

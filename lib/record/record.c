@@ -53,21 +53,6 @@ static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct reg_entry reg[D9_MAX_TYPES];
 static uint32_t reg_next = 1;
 
-static bool valid_type(uint8_t t)
-{
-	switch (t) {
-	case DIAL9_U64:
-	case DIAL9_I64:
-	case DIAL9_BOOL:
-	case DIAL9_ISTR:
-	case DIAL9_F64:
-	case DIAL9_STR:
-	case DIAL9_BYTES:
-		return true;
-	}
-	return false;
-}
-
 /* Register t on first use: its id, 0 if it is invalid or ids ran out. */
 uint32_t d9_register(struct dial9_event_type *t)
 {
@@ -87,7 +72,7 @@ uint32_t d9_register(struct dial9_event_type *t)
 		goto out;
 	cap = 4 * D9_MAX_VARINT + nlen + 2;
 	for (unsigned int i = 0; i < t->nfields; i++) {
-		if (!t->fields[i].name || !valid_type(t->fields[i].type) ||
+		if (!t->fields[i].name || !d9_type_known(t->fields[i].type) ||
 		    strlen(t->fields[i].name) > D9_MAX_NAME)
 			goto out;
 		cap += D9_MAX_VARINT + strlen(t->fields[i].name) + 1;
