@@ -57,7 +57,7 @@ int cli_lz4_inflate(const uint8_t *in, size_t n, struct cli_file *f);
  * doubled as needed); 0 or -ENOMEM, *@v unchanged on failure.
  */
 int cli_grow(void **v, size_t *cap, size_t need, size_t size);
-/* Print s (len bytes) as a JSON string, always valid UTF-8 (lib/text.h). */
+/* Print s (len bytes) as a JSON string, always valid UTF-8 (lib/common/text.h). */
 static inline void cli_json_str(FILE *out, const void *s, size_t len)
 {
 	d9_json_fwrite(out, s, len, 0);
