@@ -24,6 +24,9 @@ void d9_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* mkdir -p: every missing directory of @path, mode 0755 (fs.c). */
 int d9_mkdirs(const char *path);
+/* A small file (/proc, /sys) into buf, NUL-terminated, at most len - 1
+ * bytes in one read: 0, -errno, or -EIO if it read nothing (fs.c). */
+int d9_read_small(const char *path, char *buf, size_t len);
 
 /* ---- the clocks, and deadlines for pthread_cond_timedwait (time.c) ---- */
 static inline uint64_t d9_clock_gettime_ns(void)

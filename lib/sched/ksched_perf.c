@@ -133,19 +133,15 @@ int d9_perf_push_comm(struct dial9_perf *p, uint32_t tgid, uint32_t tid,
 int d9_perf_read_comm(int tgid, int tid, char *name, size_t len)
 {
 	char path[64];
-	ssize_t n;
-	int fd;
+	size_t n;
+	int ret;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", tgid, tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, name, len - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	name[n] = 0;
-	if (name[n - 1] == '\n')
+	ret = d9_read_small(path, name, len);
+	if (ret)
+		return ret;
+	n = strlen(name);
+	if (n && name[n - 1] == '\n')
 		name[n - 1] = 0;
 	return 0;
 }
@@ -203,11 +199,29 @@ static int waking_format(struct dial9_perf *p)
 	return 0;
 }
 
+/* perf_event_open(@a) for @tid on @cpu, kept in p->fds: the fd or -errno. */
+static int open_fd(struct dial9_perf *p, struct perf_event_attr *a, int tid,
+		   int cpu)
+{
+	int fd = (int)syscall(SYS_perf_event_open, a, tid, cpu, -1,
+			      PERF_FLAG_FD_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = add_fd(p, fd);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
 /* The wake-ups @tid performs on @cpu, into the CPU's buffer. */
 static int open_waking(struct dial9_perf *p, int tid, int cpu)
 {
 	struct perf_event_attr a;
-	int fd, ret;
+	int fd;
 
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
@@ -219,15 +233,9 @@ static int open_waking(struct dial9_perf *p, int tid, int cpu)
 	a.inherit = 1;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
-	fd = (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1,
-			  PERF_FLAG_FD_CLOEXEC);
+	fd = open_fd(p, &a, tid, cpu);
 	if (fd < 0)
-		return -errno;
-	ret = add_fd(p, fd);
-	if (ret) {
-		close(fd);
-		return ret;
-	}
+		return fd;
 	return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, p->buf[cpu].fd) ? -errno : 0;
 }
 
@@ -239,7 +247,7 @@ static int open_event(struct dial9_perf *p, int tid, int cpu)
 {
 	size_t len = (size_t)(1 + p->pages) * (size_t)p->page;
 	struct perf_event_attr a;
-	int fd, ret;
+	int fd;
 
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
@@ -257,15 +265,9 @@ static int open_event(struct dial9_perf *p, int tid, int cpu)
 	a.clockid = CLOCK_MONOTONIC;
 	a.watermark = 1;
 	a.wakeup_watermark = (uint32_t)(len - (size_t)p->page) / 4;
-	fd = (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1,
-			  PERF_FLAG_FD_CLOEXEC);
+	fd = open_fd(p, &a, tid, cpu);
 	if (fd < 0)
-		return -errno;
-	ret = add_fd(p, fd);
-	if (ret) {
-		close(fd);
-		return ret;
-	}
+		return fd;
 	if (p->buf[cpu].fd < 0) {
 		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
 			       fd, 0);

@@ -28,21 +28,6 @@ struct dial9_sstat {
 	uint64_t next_ns;
 };
 
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = 0;
-	return 0;
-}
-
 int dial9_sstat_open(struct dial9_sstat **out,
 		     const struct dial9_ksched_opts *o, char *why,
 		     size_t whylen)
@@ -68,7 +53,7 @@ int dial9_sstat_open(struct dial9_sstat **out,
 		int ret;
 
 		snprintf(path, sizeof(path), "/proc/%d/schedstat", s->pids[i]);
-		ret = read_file(path, buf, sizeof(buf));
+		ret = d9_read_small(path, buf, sizeof(buf));
 		if (ret) {
 			snprintf(why, whylen, "%s: %s%s", path, strerror(-ret),
 				 ret == -ENOENT ? " (no CONFIG_SCHED_INFO?)" : "");
@@ -97,7 +82,7 @@ static int sample_thread(int pid, int tid, uint64_t now,
 	char path[96], buf[128];
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
-	if (read_file(path, buf, sizeof(buf)) ||
+	if (d9_read_small(path, buf, sizeof(buf)) ||
 	    sscanf(buf, "%llu %llu %llu", &run, &delay, &slices) != 3)
 		return 0;	/* exited meanwhile */
 	memset(&r, 0, sizeof(r));
