@@ -34,8 +34,8 @@ FUZZ_SECS ?= 600
 LIB_VERSION := $(DIAL9_VERSION)
 LIB_SOMAJOR := 0
 LIB_B := $(BUILD)/lib
-LIB_SRCS := $(wildcard lib/*.c)
-LIB_HDRS := lib/include/dial9.h $(wildcard lib/*.h)
+LIB_SRCS := $(wildcard lib/*/*.c)
+LIB_HDRS := lib/include/dial9.h $(wildcard lib/*/*.h)
 # S3 upload (libcurl, libcrypto) is in unless DIAL9_S3=0.  Objects and
 # the CLI are rebuilt when it or the version changes ($(LIB_CONF)).
 DIAL9_S3 ?= 1
@@ -53,6 +53,13 @@ LIB_A := $(LIB_B)/libdial9.a
 LIB_PC := $(LIB_B)/dial9.pc
 LIB_PIC_OBJS := $(patsubst lib/%.c,$(LIB_B)/pic/%.o,$(LIB_SRCS))
 LIB_OBJS := $(patsubst lib/%.c,$(LIB_B)/obj/%.o,$(LIB_SRCS))
+# Each object lists the headers it read in a .d file beside it (-MMD;
+# -MP: a deleted header is no error), included at the end of this file.
+DEPFLAGS := -MMD -MP
+# The command's sources (every tools/*.c and tools/timeline/*.c is part of
+# the one dial9 binary); `all` needs them known here.
+TOOL_SRCS := $(wildcard tools/*.c tools/timeline/*.c)
+TOOL_HDRS := $(wildcard tools/*.h tools/timeline/*.h)
 
 .PHONY: lib tools test-lib fuzz fuzz-build bench bench-idle lib-clean \
 	s3-server FORCE
@@ -70,15 +77,15 @@ $(LIB_CONF): FORCE
 	@echo 'DIAL9_S3=$(DIAL9_S3) VERSION=$(LIB_VERSION)' | cmp -s - $@ || \
 		echo 'DIAL9_S3=$(DIAL9_S3) VERSION=$(LIB_VERSION)' >$@
 
-$(LIB_B)/pic/%.o: lib/%.c $(LIB_HDRS) $(LIB_CONF)
+$(LIB_B)/pic/%.o: lib/%.c $(LIB_CONF)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CPPFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) $(CFLAGS) -fPIC \
-		-fvisibility=hidden -c -o $@ $<
+		-fvisibility=hidden $(DEPFLAGS) -c -o $@ $<
 
-$(LIB_B)/obj/%.o: lib/%.c $(LIB_HDRS) $(LIB_CONF)
+$(LIB_B)/obj/%.o: lib/%.c $(LIB_CONF)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CPPFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) $(CFLAGS) \
-		-fvisibility=hidden -c -o $@ $<
+		-fvisibility=hidden $(DEPFLAGS) -c -o $@ $<
 
 $(LIB_SO): $(LIB_PIC_OBJS) lib/libdial9.map
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libdial9.so.$(LIB_SOMAJOR) \
@@ -102,10 +109,7 @@ $(LIB_PC): lib/dial9.pc.in lib/lib.mk $(LIB_CONF)
 	$(LIB_PC_SED) > $@
 
 # ---- the CLI: the public headers (<dial9.h>, <linux/dial9.h>) and the static
-# library; every tools/*.c and tools/timeline/*.c is part of the one dial9
-# binary -----------------------------------------------------------------------
-TOOL_SRCS := $(wildcard tools/*.c tools/timeline/*.c)
-TOOL_HDRS := $(wildcard tools/*.h tools/timeline/*.h)
+# library (TOOL_SRCS above) --------------------------------------------------
 
 # The HTML report page (tools/report.html) is compiled in as a C array.
 TOOL_GEN := $(BUILD)/tools/report_html.c
@@ -128,8 +132,9 @@ $(BUILD)/tools/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) $(LIB_HDRS) \
 		$(LDFLAGS) -o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
 
 # ---- tests -------------------------------------------------------------------
-# Each test links the library sources compiled with the same sanitizers,
-# so that internal functions (lib/*.h) can be tested too.
+# Each test links the library compiled with the same sanitizers, so that
+# internal functions (lib/*/*.h) can be tested too: one object set per
+# sanitizer (ASan+UBSan, TSan), each compiled once for every test.
 LIB_T := $(BUILD)/tests/lib
 LIB_TESTS := $(patsubst tests/lib/%.c,%,$(wildcard tests/lib/test_*.c))
 # Tests that exercise threads run under TSan as well.
@@ -137,16 +142,30 @@ LIB_TSAN_TESTS := $(filter $(LIB_TESTS),test_recorder test_segment test_worker)
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 TSAN_FLAGS := -fsanitize=thread -DDIAL9_TSAN
+LIB_ASAN_OBJS := $(patsubst lib/%.c,$(LIB_T)/obj-asan/%.o,$(LIB_SRCS))
+LIB_TSAN_OBJS := $(patsubst lib/%.c,$(LIB_T)/obj-tsan/%.o,$(LIB_SRCS))
+# Kept between runs (a pattern rule's prerequisites would be removed).
+.SECONDARY: $(LIB_ASAN_OBJS) $(LIB_TSAN_OBJS)
 
-$(LIB_T)/asan/%: tests/lib/%.c $(LIB_SRCS) $(LIB_HDRS) $(wildcard tests/lib/*.h)
+$(LIB_T)/obj-asan/%.o: lib/%.c $(LIB_CONF)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CPPFLAGS) $(LIB_CFLAGS) -O1 $(ASAN_FLAGS) $(DEPFLAGS) \
+		-c -o $@ $<
+
+$(LIB_T)/obj-tsan/%.o: lib/%.c $(LIB_CONF)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CPPFLAGS) $(LIB_CFLAGS) -O1 $(TSAN_FLAGS) $(DEPFLAGS) \
+		-c -o $@ $<
+
+$(LIB_T)/asan/%: tests/lib/%.c $(LIB_ASAN_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CPPFLAGS) -Itests/lib $(LIB_CFLAGS) -O1 $(ASAN_FLAGS) \
-		-o $@ $< $(LIB_SRCS) -lcmocka $(LIB_LDLIBS)
+		$(DEPFLAGS) -MF $@.d -MT $@ -o $@ $< $(LIB_ASAN_OBJS) -lcmocka $(LIB_LDLIBS)
 
-$(LIB_T)/tsan/%: tests/lib/%.c $(LIB_SRCS) $(LIB_HDRS) $(wildcard tests/lib/*.h)
+$(LIB_T)/tsan/%: tests/lib/%.c $(LIB_TSAN_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CPPFLAGS) -Itests/lib $(LIB_CFLAGS) -O1 $(TSAN_FLAGS) \
-		-o $@ $< $(LIB_SRCS) -lcmocka $(LIB_LDLIBS)
+		$(DEPFLAGS) -MF $@.d -MT $@ -o $@ $< $(LIB_TSAN_OBJS) -lcmocka $(LIB_LDLIBS)
 
 LIB_TEST_BINS := $(addprefix $(LIB_T)/asan/,$(LIB_TESTS)) \
 	$(addprefix $(LIB_T)/tsan/,$(LIB_TSAN_TESTS))
@@ -229,7 +248,7 @@ test-fleet: $(TOOLS_T)/dial9 s3-server fleet-deps
 # ---- fuzzing (clang libFuzzer) ----------------------------------------------
 FUZZ_B := $(BUILD)/fuzz
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_B)/%,$(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_LIB_SRCS := lib/encode.c lib/decode.c lib/error.c
+FUZZ_LIB_SRCS := $(wildcard lib/format/*.c)
 
 FUZZ_FLAGS := -std=gnu11 -O1 -g $(WARN) -fno-sanitize-recover=all
 # The command's targets (fuzz_cli_*.c, one per subcommand that reads
@@ -247,10 +266,10 @@ $(FUZZ_B)/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(LIB_HDRS)
 		-fsanitize=fuzzer,address,undefined \
 		-o $@ $< $(FUZZ_LIB_SRCS)
 
-$(FUZZ_CLI_OBJS): $(FUZZ_B)/obj/%.o: %.c $(LIB_HDRS) $(TOOL_HDRS)
+$(FUZZ_CLI_OBJS): $(FUZZ_B)/obj/%.o: %.c $(LIB_CONF)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(LIB_CPPFLAGS) $(FUZZ_FLAGS) -pthread \
-		-fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+		-fsanitize=fuzzer-no-link,address,undefined $(DEPFLAGS) -c -o $@ $<
 
 $(FUZZ_CLI_BINS): $(FUZZ_B)/fuzz_cli_%: tests/fuzz/fuzz_cli_%.c \
 		tests/fuzz/cli_fuzz.h $(FUZZ_CLI_OBJS) $(TOOL_GEN)
@@ -346,3 +365,8 @@ $(BENCH_B)/lttng_bench: bench/lttng_bench.c bench/lttng_tp.h bench/bench_time.h
 
 lib-clean:
 	rm -rf $(LIB_B) $(BUILD)/tools $(LIB_T) $(FUZZ_B) $(BENCH_B)
+
+# The headers each object and test read (DEPFLAGS).
+-include $(wildcard $(LIB_PIC_OBJS:.o=.d) $(LIB_OBJS:.o=.d) \
+	$(LIB_ASAN_OBJS:.o=.d) $(LIB_TSAN_OBJS:.o=.d) $(FUZZ_CLI_OBJS:.o=.d) \
+	$(LIB_TEST_BINS:=.d))

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 
 #include "dial9.h"
-#include "../lib/text.h"
-#include "../lib/grow.h"
+#include "common/text.h"
+#include "common/grow.h"
 
 /* dial9 ls and fetch talk to S3 through libcurl, unless the command is
  * built with make DIAL9_S3=0 (lib/lib.mk passes -DDIAL9_S3=0). */
@@ -60,7 +60,7 @@ static inline int cli_grow(void **v, size_t *cap, size_t need, size_t size)
 {
 	return d9_grow(v, cap, need, size);
 }
-/* Print s (len bytes) as a JSON string, always valid UTF-8 (lib/text.h). */
+/* Print s (len bytes) as a JSON string, always valid UTF-8 (lib/common/text.h). */
 static inline void cli_json_str(FILE *out, const void *s, size_t len)
 {
 	d9_json_fwrite(out, s, len, 0);

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "sched_stats.h"
+#include "sched/sched_stats.h"
 
 struct line {
 	uint64_t ts, seq;

@@ -22,7 +22,7 @@
 
 #include "cli.h"
 #include "fleet.h"
-#include "sched_stats.h"
+#include "sched/sched_stats.h"
 #include "when.h"
 
 enum by { BY_THREAD, BY_SERVICE, BY_HOST, BY_HOST_SERVICE };

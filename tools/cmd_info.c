@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "sched_read.h"
+#include "sched/sched_read.h"
 #include "sched_report.h"
 
 static FILE *o;			/* the body, printed after the losses */

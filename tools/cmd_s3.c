@@ -7,7 +7,8 @@
  *            instance={host}/boot={boot_id}/{epoch_secs}-{index}.bin[.lz4]
  *
  * and with --summaries their summaries, under the same partitions below
- * {prefix}/summary/ ({epoch_secs}-{index}.json.gz; lib/summary.h).
+ * {prefix}/summary/ ({epoch_secs}-{index}.json.gz); the layout is the
+ * library's (lib/pipeline/pipeline.h: D9_S3_P_*, d9_s3_hive_escape).
  *
  * ListObjectsV2 pages (continuation tokens) and GetObject through libcurl,
  * signed with its AWS SigV4; credentials from the AWS environment.
@@ -22,7 +23,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "summary.h"
+#include "pipeline/pipeline.h"
 #include "when.h"
 
 #if DIAL9_S3
@@ -63,44 +64,30 @@ static size_t collect(char *p, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
-/* RFC 3986 unreserved characters stay, the rest is %XX (as SigV4 wants). */
+/* RFC 3986 unreserved characters stay, the rest is %XX (as SigV4 wants):
+ * the library's d9_s3_uri_encode() into a malloc'd string. */
 static char *uri_encode(const char *s, bool keep_slash)
 {
-	char *out = malloc(strlen(s) * 3 + 1), *o = out;
+	size_t len = strlen(s) * 3 + 1;
+	char *out = malloc(len);
 
-	if (!out)
-		return NULL;
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		    (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
-		    c == '~' || (keep_slash && c == '/'))
-			*o++ = (char)c;
-		else
-			o += sprintf(o, "%%%02X", c);
+	if (out && d9_s3_uri_encode(s, keep_slash, out, len)) {
+		free(out);
+		out = NULL;
 	}
-	*o = 0;
 	return out;
 }
 
 /* Hive's escaping of a partition value, as libdial9 writes keys. */
 static char *hive_escape(const char *s)
 {
-	static const char special[] = "\"#%'*/:=?\\{}[]^";
-	char *out = malloc(strlen(s) * 3 + 1), *o = out;
+	size_t len = strlen(s) * 3 + 1;
+	char *out = malloc(len);
 
-	if (!out)
-		return NULL;
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c < 0x20 || c == 0x7f || strchr(special, c))
-			o += sprintf(o, "%%%02X", c);
-		else
-			*o++ = (char)c;
+	if (out && d9_s3_hive_escape(s, out, len)) {
+		free(out);
+		out = NULL;
 	}
-	*o = 0;
 	return out;
 }
 
@@ -214,11 +201,19 @@ struct filter {
 	bool summaries; /* the summaries rather than the segments */
 };
 
+/* Is the partition c[0..len) name (its "name=") followed by value? */
+static bool part_is(const char *c, size_t len, const char *name,
+		    const char *value)
+{
+	size_t nl = strlen(name);
+
+	return len - nl == strlen(value) && !strncmp(c + nl, value, len - nl);
+}
+
 /* Does the key (below the prefix) name a segment the filter selects? */
 static bool select_key(const char *rel, const struct filter *f, long long *epoch)
 {
-	static const char *const names[] = { "version=1", "date=", "service=",
-					     "time=", "instance=", "boot=" };
+	const char *const *names = d9_s3_parts;
 	const char *c[7], *p = rel;
 	size_t len[7];
 	unsigned long long index;
@@ -245,11 +240,9 @@ static bool select_key(const char *rel, const struct filter *f, long long *epoch
 	    (f->summaries ? strcmp(tail, D9_SUMMARY_EXT) :
 	     strcmp(tail, ".bin") && strcmp(tail, ".bin.lz4")))
 		return false;
-	if (f->service && (len[2] - 8 != strlen(f->service) ||
-			   strncmp(c[2] + 8, f->service, len[2] - 8)))
+	if (f->service && !part_is(c[2], len[2], D9_S3_P_SERVICE, f->service))
 		return false;
-	if (f->host && (len[4] - 9 != strlen(f->host) ||
-			strncmp(c[4] + 9, f->host, len[4] - 9)))
+	if (f->host && !part_is(c[4], len[4], D9_S3_P_INSTANCE, f->host))
 		return false;
 	if (f->since_set && *epoch < f->since)
 		return false;
@@ -292,7 +285,7 @@ static int list(const struct s3 *s, const struct filter *f, unsigned int page,
 	int ret = 0, pages = 0;
 	bool more = true;
 
-	snprintf(lp, sizeof(lp), "%s%s%sversion=1/", s->prefix,
+	snprintf(lp, sizeof(lp), "%s%s%s" D9_S3_P_VERSION "/", s->prefix,
 		 *s->prefix ? "/" : "", f->summaries ? D9_SUMMARY_DIR "/" : "");
 	eprefix = uri_encode(lp, false);
 	ebucket = uri_encode(s->bucket, false);
@@ -301,7 +294,7 @@ static int list(const struct s3 *s, const struct filter *f, unsigned int page,
 		struct tm tm;
 
 		gmtime_r(&t, &tm);
-		snprintf(start, sizeof(start), "%sdate=%04d-%02d-%02d", lp,
+		snprintf(start, sizeof(start), "%s" D9_S3_P_DATE "%04d-%02d-%02d", lp,
 			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
 		estart = uri_encode(start, false);
 	}

@@ -20,7 +20,7 @@
 #include <linux/dial9.h>
 
 #include "cli.h"
-#include "sched_read.h"
+#include "sched/sched_read.h"
 #include "sched_report.h"
 
 static int sched_file(struct sched_stats *st, const char *path)

@@ -2,12 +2,12 @@
 /*
  * dial9.c - the dial9 command: one subcommand per file (cmd_*.c),
  * built on the public library API and the library's text helpers
- * (lib/text.h); what the subcommands share is in cli_*.c.
+ * (lib/common/text.h); what the subcommands share is in cli_*.c.
  */
 #include <string.h>
 
 #include "cli.h"
-#include "grow.h"
+#include "common/grow.h"
 
 static const struct {
 	const char *name;

@@ -14,7 +14,7 @@
 
 #include "cli.h"
 #include "fleet.h"
-#include "summary.h"
+#include "pipeline/pipeline.h"
 
 /* ---- a flat JSON object: strings, numbers, literals, arrays of them ---- */
 

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sched_report.h - the `dial9 sched` report of the statistics
- * (lib/sched_stats.h): losses, threads, histogram, as text or JSON.
+ * (lib/sched/sched_stats.h): losses, threads, histogram, as text or JSON.
  */
 #ifndef DIAL9_SCHED_REPORT_H
 #define DIAL9_SCHED_REPORT_H
 
 #include <stdio.h>
 
-#include "sched_stats.h"
+#include "sched/sched_stats.h"
 
 struct sched_report_opts {
 	uint32_t tid;			/* only this thread, 0 = all */

@@ -31,7 +31,7 @@
 #include <stdio.h>
 
 #include "dial9.h"
-#include "sched_stats.h"
+#include "sched/sched_stats.h"
 
 /* Slice states: those of sched_stats, which decides them. */
 enum tl_state {

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
-#include "internal.h"
+#include "record/record.h"
 
 DIAL9_EVENT_TYPE(t_sc, "fast.scalars", DIAL9_FIELD(U64, u), DIAL9_FIELD(I64, i),
 		 DIAL9_FIELD(F64, f), DIAL9_FIELD(BOOL, b));

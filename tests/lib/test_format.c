@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "dial9.h"
-#include "wire.h"
+#include "format/wire.h"
 
 static const struct dial9_field all_fields[] = {
 	{ "u", DIAL9_U64 },  { "i", DIAL9_I64 }, { "b", DIAL9_BOOL },

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
-#include "internal.h"
+#include "record/record.h"
 
 static void cfg_for(struct dial9_config *c, const char *dir)
 {

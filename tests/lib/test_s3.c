@@ -20,8 +20,8 @@
 #include <cmocka.h>
 
 #include "helpers.h"
-#include "internal.h"
-#include "worker.h"
+#include "record/record.h"
+#include "pipeline/pipeline.h"
 
 #define AK "dial9test"
 #define SK "dial9secret"

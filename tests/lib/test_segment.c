@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
-#include "internal.h"
+#include "record/record.h"
 
 DIAL9_EVENT_TYPE(t_blob, "blob", DIAL9_FIELD(U64, seq), DIAL9_FIELD(BYTES, pad));
 

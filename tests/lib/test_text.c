@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_text.c - UTF-8 and JSON strings (lib/text.h): which sequences are
+ * test_text.c - UTF-8 and JSON strings (lib/common/text.h): which sequences are
  * valid, names cut between characters, JSON that is valid UTF-8 whatever
  * the input; and the recorder's thread names, cut by the kernel (15
  * bytes) or by the library (31 bytes), never ending inside a character.
@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
-#include "text.h"
+#include "common/text.h"
 
 static void utf8_sequences(void **state)
 {

@@ -19,8 +19,8 @@
 #include <cmocka.h>
 
 #include "helpers.h"
-#include "internal.h"
-#include "worker.h"
+#include "record/record.h"
+#include "pipeline/pipeline.h"
 
 DIAL9_EVENT_TYPE(t_w, "worker.ev", DIAL9_FIELD(U64, seq), DIAL9_FIELD(STR, s));
 

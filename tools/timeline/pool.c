@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "tl_internal.h"
 
 /* ---- string pool ---- */
@@ -35,16 +36,6 @@ int tl_pool_printf(struct timeline *tl, const char *fmt, ...)
 	return tl_pool_put(tl, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
-static uint64_t hash_bytes(const void *s, size_t len)
-{
-	const uint8_t *p = s;
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * 1099511628211ull;
-	return h;
-}
-
 /* The pool offset of a NUL-terminated copy of s, shared by equal strings. */
 int tl_intern(struct timeline *tl, const void *s, size_t len, uint32_t *off)
 {
@@ -65,7 +56,7 @@ int tl_intern(struct timeline *tl, const void *s, size_t len, uint32_t *off)
 
 			if (!o)
 				continue;
-			i = hash_bytes(tl->pool + o, strlen(tl->pool + o)) & (nc - 1);
+			i = d9_fnv1a(tl->pool + o, strlen(tl->pool + o)) & (nc - 1);
 			while (nt[i])
 				i = (i + 1) & (nc - 1);
 			nt[i] = o;
@@ -74,7 +65,7 @@ int tl_intern(struct timeline *tl, const void *s, size_t len, uint32_t *off)
 		tl->strtab = nt;
 		tl->strtab_cap = nc;
 	}
-	i = hash_bytes(s, len) & (tl->strtab_cap - 1);
+	i = d9_fnv1a(s, len) & (tl->strtab_cap - 1);
 	for (; tl->strtab[i]; i = (i + 1) & (tl->strtab_cap - 1)) {
 		const char *c = tl->pool + tl->strtab[i];
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched_read.h"
+#include "sched/sched_read.h"
 #include "tl_internal.h"
 
 struct fields {			/* of one schema, looked up once */

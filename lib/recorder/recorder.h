@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * recorder.h - what the recorder's files share (recorder/): the state of
+ * a running recorder, read by configuration (config.c), the flush thread
+ * (flush.c) and the lifecycle (recorder.c).  The recorder is the one
+ * part of the library that calls more than one stage.  Not installed.
+ */
+#ifndef DIAL9_RECORDER_H
+#define DIAL9_RECORDER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dial9.h"
+#include "record/record.h"
+#include "sched/sched.h"
+#include "segment/segment.h"
+#include "pipeline/pipeline.h"
+#define MIB (1024ull * 1024)
+#define DRAIN_INTERVAL_NS 1000000000ull
+#define REFINE_INTERVAL_NS 1000000000ull
+
+struct recorder {
+	struct dial9_config cfg;
+	char *trace_dir, *service, *host;
+	struct d9_collector coll;
+	struct d9_segw *segw;
+	struct d9_worker *worker; /* sealed segments: LZ4, S3, write-back */
+	pthread_t flush;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stop;
+	uint64_t flush_req, flush_done;
+	bool rotate_req;
+	uint64_t lost_reported, invalid_reported;
+	struct dial9_encoder *enc; /* the flush thread's own events */
+	struct dial9_ksched *ks;   /* the kernel's scheduler records */
+	struct d9_ktrace kt;
+	uint64_t sched_events;
+	int sched_error;
+	char sched_backend[16];
+	char sched_note[512];
+	/* trigger mode (under mu) */
+	uint64_t dump_req, dump_done; /* dumps asked for, checkpointed */
+	char dump_reason[256];        /* of the last one asked for */
+	bool any_trigger;
+	uint64_t last_trigger_ns;     /* the debounce window starts here */
+	struct d9_dump *last_dump;    /* a reference */
+	uint64_t dumps, dumps_coalesced;
+	char last_dump_id[32];
+};
+
+/* Set by dial9_dump_request() (signal handlers); the flush thread
+ * takes it (recorder.c). */
+extern atomic_int d9_dump_signal;
+
+/*
+ * Kernel records are released to the trace once they are this old: a CPU
+ * can publish a record a little after a later one from another CPU.
+ */
+#define KSCHED_HORIZON_NS 2000000ull
+/* At most this often, ask the ring reader for what the watermark holds. */
+#define KSCHED_KICK_NS 100000000ull
+/*
+ * The flush thread's period once idle; meanwhile a recording thread that
+ * hands over a batch wakes it at once (d9_collector_nap).
+ */
+#define IDLE_TICK_MS 2000u
+
+/* ---- config.c ---- */
+/* Copy a caller's config (maybe from an older, smaller struct) into @c
+ * and check it: 0 or -EINVAL. */
+int d9_config_check(const struct dial9_config *in, struct dial9_config *c);
+
+/* ---- flush.c: the flush thread ---- */
+void d9_flush_ksched_open(struct recorder *r);
+void d9_flush_ignore_me(void *arg);
+void d9_flush_top_up_pool(struct recorder *r);
+uint64_t d9_flush_trigger_locked(struct recorder *r, const char *reason,
+				 bool *coalesced);
+void *d9_flush_main(void *arg);
+
+#endif /* DIAL9_RECORDER_H */

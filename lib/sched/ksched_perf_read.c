@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ksched_perf_read.c - the perf backend's buffers read: PERF_RECORD_SWITCH,
+ * task, comm and sched_waking samples turned into dial9_rec_* records,
+ * and the runqueue wait resolved over all CPUs in time order (resolve();
+ * ksched_perf.c says how it is measured and what it cannot see).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
+#include <linux/dial9.h>
+
+#include "sched/sched.h"
+
+/* The sample_id trailer: pid, tid, time, cpu (PERF_SAMPLE_TID|TIME|CPU). */
+struct perf_id {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu, res;
+};
+
+/*
+ * A sched_waking sample: pid/tid, time, cpu, then the raw tracepoint data.
+ * resolve() fills in the woken task's process when it is one of ours.
+ */
+static int perf_waking(struct dial9_perf *p, const unsigned char *r,
+		       uint16_t size)
+{
+	struct dial9_rec_wake wk;
+	struct perf_id id;
+	uint32_t raw_size;
+	int32_t pid, cpu;
+	const unsigned char *raw;
+
+	if (p->waking_id < 0 ||
+	    size < sizeof(struct perf_event_header) + sizeof(id) + 4)
+		return 0;
+	memcpy(&id, r + sizeof(struct perf_event_header), sizeof(id));
+	memcpy(&raw_size, r + sizeof(struct perf_event_header) + sizeof(id), 4);
+	raw = r + sizeof(struct perf_event_header) + sizeof(id) + 4;
+	if (raw + raw_size > r + size ||
+	    (uint32_t)p->waking_pid_off + 4 > raw_size ||
+	    (uint32_t)p->waking_cpu_off + 4 > raw_size)
+		return 0;
+	memcpy(&pid, raw + p->waking_pid_off, 4);
+	memcpy(&cpu, raw + p->waking_cpu_off, 4);
+	memset(&wk, 0, sizeof(wk));
+	wk.hdr.type = DIAL9_REC_WAKING;
+	wk.hdr.size = sizeof(wk);
+	wk.hdr.cpu = (uint16_t)id.cpu;
+	wk.hdr.time_ns = id.time;
+	wk.tid = (uint32_t)pid;
+	wk.waker_tid = id.tid;
+	wk.waker_tgid = id.pid;
+	wk.hdr.flags = DIAL9_WAKE_WAKER_TARGET;
+	wk.target_cpu = (uint32_t)cpu;
+	return d9_perf_push_rec(p, &wk, sizeof(wk));
+}
+
+/* What the kernel wrote, as dial9 records (resolve() completes them). */
+static int perf_record(struct dial9_perf *p, const unsigned char *r,
+		       uint16_t size)
+{
+	struct perf_event_header h;
+	struct dial9_rec_switch sw;
+	struct perf_id id;
+
+	memcpy(&h, r, sizeof(h));
+	if (h.type == PERF_RECORD_LOST) {
+		struct dial9_rec_lost lo;
+		uint64_t v[2];	/* id, lost */
+
+		if (size < sizeof(h) + sizeof(v))
+			return 0;
+		memcpy(v, r + sizeof(h), sizeof(v));
+		memset(&lo, 0, sizeof(lo));
+		lo.hdr.type = DIAL9_REC_LOST;
+		lo.hdr.size = sizeof(lo);
+		/* drain_buf() dates it just before the buffer's next record */
+		lo.hdr.time_ns = d9_clock_gettime_ns();
+		lo.count = v[1];
+		p->lost += v[1];
+		return d9_perf_push_rec(p, &lo, sizeof(lo));
+	}
+	if (h.type == PERF_RECORD_SAMPLE)
+		return perf_waking(p, r, size);
+	if (size < sizeof(h) + sizeof(id))
+		return 0;
+	memcpy(&id, r + size - sizeof(id), sizeof(id));
+	if (h.type == PERF_RECORD_COMM && size >= sizeof(h) + 8 + sizeof(id)) {
+		char name[17] = "";
+		size_t max = size - sizeof(h) - 8 - sizeof(id);
+
+		memcpy(name, r + sizeof(h) + 8, max < 16 ? max : 16);
+		return d9_perf_push_comm(p, id.pid, id.tid, name, id.time);
+	}
+	if (h.type == PERF_RECORD_FORK &&
+	    size >= sizeof(h) + 16 + 8 + sizeof(id)) {
+		uint32_t v[4];	/* pid, ppid, tid, ptid */
+		struct pfork f;
+
+		memcpy(v, r + sizeof(h), sizeof(v));
+		memset(&f, 0, sizeof(f));
+		f.hdr.type = D9_REC_PERF_FORK;
+		f.hdr.size = sizeof(f);
+		f.hdr.cpu = (uint16_t)id.cpu;
+		memcpy(&f.hdr.time_ns, r + sizeof(h) + sizeof(v), 8);
+		f.pid = v[0];
+		f.tid = v[2];
+		f.ptid = v[3];
+		return d9_perf_push_rec(p, &f, sizeof(f));
+	}
+	if (h.type == PERF_RECORD_EXIT) {
+		struct dial9_rec_exit ex;
+
+		memset(&ex, 0, sizeof(ex));
+		ex.hdr.type = DIAL9_REC_EXIT;
+		ex.hdr.size = sizeof(ex);
+		ex.hdr.cpu = (uint16_t)id.cpu;
+		ex.hdr.time_ns = id.time;
+		ex.tid = id.tid;
+		ex.tgid = id.pid;
+		if (ex.tid == ex.tgid)
+			ex.hdr.flags = DIAL9_EXIT_GROUP_DEAD;
+		return d9_perf_push_rec(p, &ex, sizeof(ex));
+	}
+	if (h.type != PERF_RECORD_SWITCH)
+		return 0;
+	memset(&sw, 0, sizeof(sw));
+	sw.hdr.type = DIAL9_REC_SWITCH;
+	sw.hdr.size = sizeof(sw);
+	sw.hdr.cpu = (uint16_t)id.cpu;
+	sw.hdr.time_ns = id.time;
+	if (h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
+		bool preempted = h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT;
+
+		sw.prev_tid = id.tid;
+		sw.prev_tgid = id.pid;
+		sw.next_tid = sw.next_tgid = DIAL9_TID_REDACTED;
+		sw.prev_state = preempted ? DIAL9_STATE_RUNNING :
+					    DIAL9_STATE_SLEEPING;
+		sw.hdr.flags |= DIAL9_SWITCH_PREV_TARGET;
+		if (preempted)
+			sw.hdr.flags |= DIAL9_SWITCH_PREV_RUNNABLE;
+	} else {
+		sw.prev_tid = sw.prev_tgid = DIAL9_TID_REDACTED;
+		sw.next_tid = id.tid;
+		sw.next_tgid = id.pid;
+		sw.hdr.flags |= DIAL9_SWITCH_NEXT_TARGET;
+	}
+	return d9_perf_push_rec(p, &sw, sizeof(sw));
+}
+
+/*
+ * The records of @cpu's buffer up to the head it had when this read began.
+ * The kernel writes a LOST record where it dropped records: it is dated
+ * just before the buffer's next record (or now), so that its window is
+ * from the CPU's last record before it to the first after it.
+ */
+static int drain_buf(struct dial9_perf *p, int cpu)
+{
+	struct pbuf *b = &p->buf[cpu];
+	unsigned char *data = (unsigned char *)b->mp + p->page;
+	uint64_t size = (uint64_t)p->pages * (uint64_t)p->page;
+	uint64_t head = b->head;
+	uint64_t tail = b->mp->data_tail;
+	_Alignas(8) unsigned char rec[512];
+	size_t lost = SIZE_MAX, n;
+	int ret = 0;
+
+	while (tail < head && !ret) {
+		struct perf_event_header h;
+
+		for (size_t i = 0; i < sizeof(h); i++)
+			((unsigned char *)&h)[i] = data[(tail + i) % size];
+		if (h.size < sizeof(h) || h.size > sizeof(rec))
+			break;	/* malformed: drop the rest of this buffer */
+		/* A record may wrap at the end of the buffer: copy it. */
+		for (uint16_t i = 0; i < h.size; i++)
+			rec[i] = data[(tail + i) % size];
+		n = p->npend;
+		ret = perf_record(p, rec, h.size);
+		tail += h.size;
+		if (ret || p->npend == n)
+			continue;
+		if (p->pending[n].hdr.type == DIAL9_REC_LOST) {
+			p->pending[n].hdr.cpu = (uint16_t)cpu;
+			if (lost == SIZE_MAX)
+				lost = n;
+		} else if (lost != SIZE_MAX) {
+			uint64_t t = p->pending[n].hdr.time_ns;
+
+			for (size_t i = lost; i < n; i++)
+				if (p->pending[i].hdr.type == DIAL9_REC_LOST)
+					p->pending[i].hdr.time_ns = t ? t - 1 : 0;
+			lost = SIZE_MAX;
+		}
+	}
+	__atomic_store_n(&b->mp->data_tail, head, __ATOMIC_RELEASE);
+	return ret;
+}
+
+/* A new thread: named as the thread that created it, until it renames. */
+static void resolve_fork(struct dial9_perf *p, struct dial9_rec_switch *slot)
+{
+	struct pfork f;
+	struct dial9_rec_comm *c = (void *)slot;
+	struct ptask *t, *parent;
+	char name[16] = "";
+
+	memcpy(&f, slot, sizeof(f));
+	parent = d9_perf_task_find(p, f.ptid);
+	if (parent)
+		memcpy(name, parent->comm, sizeof(name));
+	else if (d9_perf_read_comm((int)f.pid, (int)f.tid, name, sizeof(name)))
+		name[0] = 0;
+	t = d9_perf_task_of(p, f.tid, f.pid);
+	if (t) {
+		memcpy(t->comm, name, sizeof(t->comm));
+		t->state = PT_UNSEEN;
+		t->woken = f.hdr.time_ns;	/* its first wait begins */
+	}
+	memset(slot, 0, sizeof(*slot));
+	if (!name[0]) {
+		slot->hdr.type = DIAL9_REC_PAD;
+		return;
+	}
+	c->hdr.type = DIAL9_REC_COMM;
+	c->hdr.size = sizeof(*c);
+	c->hdr.cpu = f.hdr.cpu;
+	c->hdr.time_ns = f.hdr.time_ns;
+	c->tid = f.tid;
+	c->tgid = f.pid;
+	memcpy(c->comm, name, sizeof(c->comm) - 1);
+}
+
+/* The switch-in of @t at @now: the wait it ends, if its start was seen. */
+static void resolve_in(struct ptask *t, struct dial9_rec_switch *sw,
+		       uint64_t now)
+{
+	uint64_t from = 0;
+
+	if (t->state == PT_PREEMPTED)
+		from = t->since;
+	else if (t->state == PT_BLOCKED && t->woken)
+		/* woken before its switch-out ended: from the switch-out */
+		from = t->woken > t->since ? t->woken : t->since;
+	else if (t->state == PT_UNSEEN && t->woken)
+		from = t->woken;
+	if (from && now >= from) {
+		sw->next_wait_ns = now - from;
+		sw->hdr.flags |= DIAL9_SWITCH_WAIT_VALID;
+	}
+	t->state = PT_RUNNING;
+	t->since = t->last_in = now;
+	t->woken = 0;
+}
+
+/*
+ * The threads' states over one read's records, in time order: the waits
+ * of switch-ins, the woken task's process, new threads' names.
+ */
+static int resolve(struct dial9_perf *p, struct dial9_rec_switch *slot)
+{
+	struct dial9_rec_header *h = &slot->hdr;
+	struct dial9_rec_wake *wk = (void *)slot;
+	struct dial9_rec_comm *c = (void *)slot;
+	struct ptask *t;
+
+	switch (h->type) {
+	case D9_REC_PERF_FORK:
+		resolve_fork(p, slot);
+		return 0;
+	case DIAL9_REC_COMM:
+		t = d9_perf_task_of(p, c->tid, c->tgid);
+		if (!t)
+			return -ENOMEM;
+		memcpy(t->comm, c->comm, sizeof(t->comm));
+		return 0;
+	case DIAL9_REC_EXIT:
+		d9_perf_task_forget(p, ((struct dial9_rec_exit *)(void *)slot)->tid);
+		return 0;
+	case DIAL9_REC_WAKING:
+		t = d9_perf_task_find(p, wk->tid);
+		if (!t)
+			return 0;	/* not one of ours */
+		wk->tgid = t->tgid;
+		wk->hdr.flags |= DIAL9_WAKE_TASK_TARGET;
+		/* An older waking was published late: its wait is over. */
+		if (h->time_ns >= t->last_in)
+			t->woken = h->time_ns;
+		return 0;
+	case DIAL9_REC_SWITCH:
+		if (h->flags & DIAL9_SWITCH_NEXT_TARGET) {
+			t = d9_perf_task_of(p, slot->next_tid, slot->next_tgid);
+			if (!t)
+				return -ENOMEM;
+			resolve_in(t, slot, h->time_ns);
+			return 0;
+		}
+		t = d9_perf_task_of(p, slot->prev_tid, slot->prev_tgid);
+		if (!t)
+			return -ENOMEM;
+		t->state = h->flags & DIAL9_SWITCH_PREV_RUNNABLE ?
+			   PT_PREEMPTED : PT_BLOCKED;
+		t->since = h->time_ns;
+		return 0;
+	}
+	return 0;
+}
+
+static int cmp_time(const void *a, const void *b)
+{
+	const struct dial9_rec_header *x = a, *y = b;
+
+	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+}
+
+int dial9_perf_read(struct dial9_perf *p,
+		    int (*push)(void *ctx, const struct dial9_rec_header *rec),
+		    void *ctx)
+{
+	int ret = 0;
+
+	/*
+	 * Every buffer's head first, then the records up to them: a record
+	 * older than one read from another CPU is then rarely left for the
+	 * next read (where a waking would come after the switch-in it
+	 * explains, which then has no wait).
+	 */
+	for (int cpu = 0; cpu < p->ncpu; cpu++)
+		if (p->buf[cpu].mp)
+			p->buf[cpu].head = __atomic_load_n(&p->buf[cpu].mp->data_head,
+							   __ATOMIC_ACQUIRE);
+	for (int cpu = 0; !ret && cpu < p->ncpu; cpu++)
+		if (p->buf[cpu].mp)
+			ret = drain_buf(p, cpu);
+	/* One merged, time-ordered batch per read. */
+	if (p->npend > 1)
+		qsort(p->pending, p->npend, sizeof(p->pending[0]), cmp_time);
+	for (size_t i = 0; !ret && i < p->npend; i++) {
+		ret = resolve(p, &p->pending[i]);
+		if (!ret && p->pending[i].hdr.type != DIAL9_REC_PAD)
+			ret = push(ctx, &p->pending[i].hdr);
+	}
+	p->npend = 0;
+	return ret;
+}

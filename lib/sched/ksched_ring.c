@@ -1,0 +1,663 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ksched_ring.c - the rings read out: records parsed and filtered, the
+ * per-CPU inboxes, the reader thread, and the merge in time order.
+ *
+ * With a reader thread (opts.reader_thread), copying out is that thread's
+ * only job: it sleeps in poll() on the rings' watermark (and an eventfd
+ * for kicks and stop), and appends what the rings hold to a per-CPU inbox
+ * under a mutex, as raw bytes, one memcpy per stretch (dial9.ko; perf's
+ * records it parses, as they come in perf's own format).  The caller of dial9_ksched_drain() (the
+ * recorder's flush thread, which also encodes, writes and is niced) moves
+ * the inboxes over in one memcpy each and merges them without the lock,
+ * so however slow it is, the kernel rings are emptied at the pace they
+ * fill.  An inbox holds at most inbox_limit bytes; past that, records are
+ * dropped, counted with the kernel's losses, and announced by a LOST
+ * record like the kernel's.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <linux/dial9.h>
+
+#include "dial9.h"
+#include "sched/sched.h"
+
+struct push_ctx {
+	const struct dial9_ksched *k;
+	struct d9_kq *q;
+	size_t limit;		/* d9_kq_push_bounded()'s, or 0 */
+	uint64_t *lost;
+};
+
+static bool is_ignored(const struct dial9_ksched *k, uint32_t tid)
+{
+	unsigned int n = __atomic_load_n(&k->nignored, __ATOMIC_ACQUIRE);
+
+	for (unsigned int i = 0; i < n && i < KS_MAX_IGNORED; i++)
+		if ((uint32_t)__atomic_load_n(&k->ignored[i],
+					      __ATOMIC_ACQUIRE) == tid && tid)
+			return true;
+	return false;
+}
+
+/*
+ * A side that is an ignored thread is no longer a recorded side: clear
+ * its *_TARGET bit in *@flags.  Whether a recorded side is left.
+ */
+static bool keep_sides(const struct dial9_ksched *k, uint16_t *flags,
+		       uint32_t tid_a, uint16_t bit_a, uint32_t tid_b,
+		       uint16_t bit_b)
+{
+	if (is_ignored(k, tid_a))
+		*flags &= (uint16_t)~bit_a;
+	if (is_ignored(k, tid_b))
+		*flags &= (uint16_t)~bit_b;
+	return *flags & (bit_a | bit_b);
+}
+
+static int push_one(const struct push_ctx *pc,
+		    const struct dial9_rec_header *rec)
+{
+	return pc->limit ? d9_kq_push_bounded(pc->q, rec, pc->limit,
+					      pc->lost) :
+			   d9_kq_push(pc->q, rec, rec->size);
+}
+
+/*
+ * A record of the perf or schedstat backend; on perf, a side that is an
+ * ignored thread is no longer a recorded side, and a record with none
+ * left is dropped, as dial9.ko does for DIAL9_IOC_IGNORE_THREAD.
+ */
+static int perf_push(void *ctx, const struct dial9_rec_header *rec)
+{
+	const struct push_ctx *pc = ctx;
+	union {
+		struct dial9_rec_switch sw;
+		struct dial9_rec_wake wk;
+	} u;
+
+	if (!__atomic_load_n(&pc->k->nignored, __ATOMIC_RELAXED) ||
+	    rec->size > sizeof(u))
+		return push_one(pc, rec);
+	memcpy(&u, rec, rec->size);
+	if (rec->type == DIAL9_REC_SWITCH && rec->size >= sizeof(u.sw)) {
+		if (!keep_sides(pc->k, &u.sw.hdr.flags,
+				u.sw.prev_tid, DIAL9_SWITCH_PREV_TARGET,
+				u.sw.next_tid, DIAL9_SWITCH_NEXT_TARGET))
+			return 0;
+	} else if ((rec->type == DIAL9_REC_WAKING ||
+		    rec->type == DIAL9_REC_WAKEUP) && rec->size >= sizeof(u.wk)) {
+		if (!keep_sides(pc->k, &u.wk.hdr.flags,
+				u.wk.tid, DIAL9_WAKE_TASK_TARGET,
+				u.wk.waker_tid, DIAL9_WAKE_WAKER_TARGET))
+			return 0;
+	}
+	return push_one(pc, &u.sw.hdr);
+}
+
+/*
+ * Check, count and queue the records in @n bytes of ring @cpu (whole
+ * records, as a ring holds them): skip PAD, count LOST and read records,
+ * filter ignored threads, append the rest to q[cpu].
+ */
+static int parse_records(struct dial9_ksched *k, unsigned int cpu,
+			 const unsigned char *p, size_t n)
+{
+	struct push_ctx pc = { k, &k->q[cpu], 0, NULL };
+	size_t at = 0;
+
+	while (at < n) {
+		const struct dial9_rec_header *h = (const void *)(p + at);
+
+		if (n - at < 8 || h->size < 8 || h->size % 8 ||
+		    h->size > n - at)
+			return -EPROTO;
+		if (h->type != DIAL9_REC_PAD) {
+			if (h->size < sizeof(*h))
+				return -EPROTO;
+			if (h->type == DIAL9_REC_LOST &&
+			    h->size >= sizeof(struct dial9_rec_lost))
+				k->lost_seen[cpu] +=
+					((const struct dial9_rec_lost *)h)->count;
+			else
+				__atomic_store_n(&k->nread, k->nread + 1,
+						 __ATOMIC_RELAXED);
+			if (perf_push(&pc, h))
+				return -ENOMEM;
+		}
+		at += h->size;
+	}
+	return 0;
+}
+
+/*
+ * The bytes from @tail that are whole records in one piece: up to head,
+ * or to the end of the data area (records never wrap: the kernel pads to
+ * the end), at offset *@off.
+ */
+static size_t ring_stretch(const struct dial9_ring_ctrl *c, uint64_t tail,
+			   uint64_t head, uint32_t *off)
+{
+	size_t n = head - tail;
+
+	*off = (uint32_t)(tail & (c->data_size - 1));
+	return n < c->data_size - *off ? n : c->data_size - *off;
+}
+
+/*
+ * Read what the kernel holds and free its space: the perf and schedstat
+ * backends into @qs[0] (at most @limit bytes, 0: no limit), dial9.ko's
+ * rings straight into q[].
+ */
+static int ksched_collect_into(struct dial9_ksched *k, struct d9_kq *qs,
+			       size_t limit, uint64_t *lost)
+{
+	int ret;
+
+	if (k->perf || k->sstat) {
+		struct push_ctx pc = { k, &qs[0], limit, lost };
+
+		ret = k->perf ? dial9_perf_read(k->perf, perf_push, &pc) :
+				dial9_sstat_read(k->sstat, perf_push, &pc);
+		return ret ? ret : d9_kq_sort(&qs[0]);
+	}
+	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
+		struct dial9_ring_ctrl *c = k->ctrl[cpu];
+		uint64_t head, tail;
+
+		if (!c)
+			continue;
+		head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+		for (tail = c->tail; tail < head;) {
+			uint32_t off;
+			size_t n = ring_stretch(c, tail, head, &off);
+
+			ret = parse_records(k, cpu, k->data[cpu] + off, n);
+			if (ret)
+				return ret;
+			tail += n;
+		}
+		__atomic_store_n(&c->tail, tail, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+/*
+ * dial9.ko, the reader thread: copy the bytes each ring holds, as they
+ * are, to the end of inbox[cpu] and free their space: one memcpy per
+ * stretch, no per-record work here; ring_parse() does that later, in the
+ * flush thread.  A stretch that does not fit in the inbox stays in the
+ * ring, where the kernel counts what it then has to drop.
+ */
+/*
+ * The bytes of the whole records at the start of @p (@n bytes of a ring)
+ * that fit in @room.  A record whose size is not one the kernel writes
+ * ends the walk: from there the stretch goes whole or not at all, for the
+ * parser to report.
+ */
+static size_t whole_records(const unsigned char *p, size_t n, size_t room)
+{
+	size_t used = 0;
+
+	while (used + 8 <= n) {
+		uint16_t size;
+
+		memcpy(&size, p + used + offsetof(struct dial9_rec_header, size),
+		       sizeof(size));
+		if (size < 8 || size % 8 || used + size > n)
+			return n <= room ? n : used;
+		if (used + size > room)
+			break;
+		used += size;
+	}
+	return used;
+}
+
+/* The reader: room for @want bytes in @in, at most k->inbox_limit. */
+static void inbox_room(struct dial9_ksched *k, struct d9_kq *in, size_t want)
+{
+	size_t cap = in->cap * 2 > want ? in->cap * 2 : want;
+
+	/* On failure the inbox keeps the room it has. */
+	d9_kq_reserve(in, cap < k->inbox_limit ? cap : k->inbox_limit);
+}
+
+static int ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
+			 struct d9_kq *in)
+{
+	struct dial9_ring_ctrl *c = k->ctrl[cpu];
+	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = c->tail;
+
+	/*
+	 * Into the room the inbox has, grown (up to k->inbox_limit) only
+	 * when the flush thread has not grown it ahead (inbox_grow()): a
+	 * new page can wait for the mmap lock (see ksched_module_open()).
+	 * What does not fit stays in the ring.
+	 */
+	while (tail < head) {
+		uint32_t off;
+		size_t n = ring_stretch(c, tail, head, &off);
+
+		if (in->len + n > in->cap && in->cap < k->inbox_limit)
+			inbox_room(k, in, in->len + n);
+		if (in->len + n > in->cap)
+			n = whole_records(k->data[cpu] + off, n,
+					  in->cap - in->len);
+		if (!n) {
+			k->inbox_full = true;	/* wait for the swap */
+			break;
+		}
+		memcpy(in->buf + in->len, k->data[cpu] + off, n);
+		in->len += n;
+		k->inbox_bytes += n;
+		tail += n;
+	}
+	__atomic_store_n(&c->tail, tail, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* The flush thread: the raw bytes of ring @cpu into q[cpu]; @raw emptied. */
+static int ring_parse(struct dial9_ksched *k, unsigned int cpu,
+		      struct d9_kq *raw)
+{
+	int ret = parse_records(k, cpu, raw->buf + raw->off,
+				raw->len - raw->off);
+
+	raw->off = raw->len = 0;
+	return ret;
+}
+
+/* Whether the reader thread's inboxes hold raw ring bytes (dial9.ko). */
+static bool inbox_raw(const struct dial9_ksched *k)
+{
+	return k->fd >= 0 && !k->perf;
+}
+
+/* Move what an inbox holds to q[cpu]. */
+static int inbox_take(struct dial9_ksched *k, unsigned int cpu,
+		      struct d9_kq *from);
+
+
+static int inbox_take(struct dial9_ksched *k, unsigned int cpu,
+		      struct d9_kq *from)
+{
+	return inbox_raw(k) ? ring_parse(k, cpu, from) :
+			      d9_kq_move(&k->q[cpu], from);
+}
+
+/*
+ * The flush thread, on the spare inbox it just emptied, which had
+ * @held bytes: when that was over half its room, twice the room (up to
+ * k->inbox_limit), faulted in here rather than by the reader.
+ */
+static int inbox_grow(struct dial9_ksched *k, struct d9_kq *spare,
+		      size_t held)
+{
+	size_t cap = spare->cap * 2;
+
+	if (held <= spare->cap / 2 || spare->cap >= k->inbox_limit)
+		return 0;
+	return d9_kq_reserve(spare, cap < k->inbox_limit ? cap :
+					     k->inbox_limit);
+}
+
+/* Under k->mu. */
+static void inbox_lost_add(struct dial9_ksched *k, uint64_t n)
+{
+	__atomic_store_n(&k->inbox_lost, k->inbox_lost + n, __ATOMIC_RELAXED);
+}
+
+/*
+ * While records keep coming, the reader also looks every few ms, besides
+ * the watermark's wake-ups (which it can get late under overload).
+ */
+#define KSCHED_BUSY_POLL_MS 5
+
+/* How long a record may take from its timestamp to its ring's head. */
+#define KSCHED_PUBLISH_NS 2000000ull
+
+/*
+ * Bring what has been read into q[].  With a reader thread, lower
+ * @horizon to what its last collect is sure to hold: a record older than
+ * that collect's start (less the time a probe may take to publish) was
+ * in the ring when it read it.
+ */
+static int ksched_collect(struct dial9_ksched *k, uint64_t *horizon)
+{
+	uint64_t lost = 0, safe, one = 1;
+	bool full;
+	int ret = 0;
+
+	if (!k->reader)
+		return ksched_collect_into(k, k->q, 0, &lost);
+	pthread_mutex_lock(&k->mu);
+	ret = k->reader_error;
+	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
+		struct d9_kq t = k->inbox[cpu];
+
+		k->inbox[cpu] = k->spare[cpu];
+		k->spare[cpu] = t;
+	}
+	safe = k->collected_ns;
+	full = k->inbox_full;
+	k->inbox_full = false;
+	pthread_mutex_unlock(&k->mu);
+	/*
+	 * The reader stopped for room and left records in a ring: room now.
+	 * (A failed kick only delays it to its next look, within 5 ms.)
+	 */
+	if (full && write(k->kick_fd, &one, sizeof(one)) != sizeof(one))
+		full = false;
+	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++) {
+		size_t held = k->spare[cpu].len - k->spare[cpu].off;
+
+		ret = inbox_take(k, cpu, &k->spare[cpu]);
+		if (!ret && inbox_raw(k))
+			ret = inbox_grow(k, &k->spare[cpu], held);
+	}
+	safe = safe > KSCHED_PUBLISH_NS ? safe - KSCHED_PUBLISH_NS : 0;
+	if (*horizon > safe)
+		*horizon = safe;
+	return ret;
+}
+
+static void *reader_main(void *arg)
+{
+	struct dial9_ksched *k = arg;
+	struct pollfd p[2] = {
+		{ .fd = k->perf ? dial9_perf_fd(k->perf) : k->fd,
+		  .events = POLLIN },
+		{ .fd = k->kick_fd, .events = POLLIN },
+	};
+
+	bool busy = false, full = false;
+	uint64_t before;
+
+	pthread_setname_np(pthread_self(), "dial9-kread");
+	/* Not in the trace: its own switches would fill an idle one. */
+	dial9_ksched_ignore_thread(k, 0);
+	for (;;) {
+		uint64_t lost = 0, n, t0;
+		int ret;
+
+		/*
+		 * The watermark or a kick (the flush thread's, when records
+		 * wait below dial9.ko's watermark) wakes us; else every 10 s
+		 * (every second for perf, whose rings the flush thread cannot
+		 * look into, and where our own switches are recorded too).
+		 */
+		if (poll(p, 2, busy || full ? KSCHED_BUSY_POLL_MS :
+				k->perf ? 1000 : 10000) < 0 && errno != EINTR)
+			break;
+		if ((p[1].revents & POLLIN) &&
+		    read(k->kick_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+			break;
+		if (__atomic_load_n(&k->stopping, __ATOMIC_ACQUIRE))
+			break;
+		t0 = d9_clock_gettime_ns();
+		pthread_mutex_lock(&k->mu);
+		before = k->inbox_bytes;
+		if (inbox_raw(k)) {
+			ret = 0;
+			for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++)
+				if (k->ctrl[cpu])
+					ret = ring_copy_raw(k, cpu,
+							    &k->inbox[cpu]);
+		} else {
+			size_t had = k->inbox[0].len;
+
+			ret = ksched_collect_into(k, k->inbox, k->inbox_limit,
+						  &lost);
+			k->inbox_bytes += k->inbox[0].len - had;
+		}
+		busy = k->inbox_bytes != before;
+		inbox_lost_add(k, lost);
+		/*
+		 * Records left in a ring for room are older than t0: until
+		 * they are in, the horizon stays where it was.  The rings'
+		 * watermark is not polled meanwhile (it would not stop
+		 * waking us), the flush thread's kick after its swap is.
+		 */
+		full = k->inbox_full;
+		p[0].events = full ? 0 : POLLIN;
+		if (!full)
+			k->collected_ns = t0;
+		if (ret)
+			k->reader_error = ret;
+		pthread_cond_broadcast(&k->cv);
+		pthread_mutex_unlock(&k->mu);
+		if (ret)
+			break;
+	}
+	return NULL;
+}
+
+int dial9_ksched_sync(struct dial9_ksched *k, unsigned int timeout_ms)
+{
+	uint64_t one = 1, want = d9_clock_gettime_ns();
+	struct timespec ts = d9_ns_timespec(want + timeout_ms * D9_NS_PER_MS);
+	int ret = 0;
+
+	if (!k->reader)
+		return 0;
+	if (write(k->kick_fd, &one, sizeof(one)) != sizeof(one))
+		return -errno;
+	pthread_mutex_lock(&k->mu);
+	/* A reader out of room waits for the caller's collect, not we for it. */
+	while (!ret && !k->reader_error && !k->inbox_full &&
+	       k->collected_ns < want)
+		ret = pthread_cond_timedwait(&k->cv, &k->mu, &ts);
+	pthread_mutex_unlock(&k->mu);
+	return ret == ETIMEDOUT ? -ETIMEDOUT : -ret;
+}
+
+/*
+ * The reader thread, at SCHED_FIFO priority @prio when asked and allowed
+ * (CAP_SYS_NICE, or an RLIMIT_RTPRIO that high): under overload a reader
+ * at the workload's own priority gets the CPU too rarely to empty the
+ * rings before they fill (64 ping-pong pairs on 2 CPUs: 15% of the
+ * records lost at nice 0, 7% at nice -10, none at SCHED_FIFO 1;
+ * docs/benchmarks.md).  It only copies memory and sleeps in poll(), so
+ * it takes the CPU for microseconds at a time.  Refused, it runs at the
+ * caller's priority, and k->reason says so.
+ */
+static int reader_create(struct dial9_ksched *k, uint32_t prio)
+{
+	struct sched_param sp = { .sched_priority = (int)prio };
+	pthread_attr_t a;
+	int ret;
+
+	if (prio) {
+		pthread_attr_init(&a);
+		pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&a, SCHED_FIFO);
+		ret = pthread_attr_setschedparam(&a, &sp);
+		if (!ret)
+			ret = pthread_create(&k->thread, &a, reader_main, k);
+		pthread_attr_destroy(&a);
+		if (!ret) {
+			k->reader_prio = prio;
+			return 0;
+		}
+		snprintf(k->reason + strlen(k->reason),
+			 sizeof(k->reason) - strlen(k->reason),
+			 "%sthe reader of the kernel's records runs at normal priority (SCHED_FIFO %u: %s): under overload it falls behind and records are lost (counted)",
+			 k->reason[0] ? "; " : "", prio, strerror(ret));
+	}
+	return -pthread_create(&k->thread, NULL, reader_main, k);
+}
+
+/* Start the reader thread (backends with a pollable descriptor only). */
+int d9_ksched_reader_start(struct dial9_ksched *k, uint32_t prio)
+{
+	uint32_t ring = k->ctrl && k->ctrl[0] ? k->ctrl[0]->data_size :
+						DIAL9_RING_DEFAULT_SIZE;
+	pthread_mutexattr_t ma;
+	pthread_condattr_t ca;
+	int ret;
+
+	if (k->sstat || dial9_ksched_fd(k) < 0)
+		return 0;
+	k->inbox = calloc(k->ncpu, sizeof(*k->inbox));
+	k->spare = calloc(k->ncpu, sizeof(*k->spare));
+	if (!k->inbox || !k->spare)
+		return -ENOMEM;
+	k->inbox_limit = (size_t)ring * KQ_INBOX_RINGS;
+	if (k->inbox_limit < KQ_INBOX_MIN)
+		k->inbox_limit = KQ_INBOX_MIN;
+	/*
+	 * A ring each for the inbox and its spare, faulted in now, so that
+	 * the reader copies into memory that is there (for the same reason
+	 * as the rings are populated); past that an inbox grows, and may
+	 * then fault.  At 64 ping-pong pairs on 2 CPUs (-icount, 4 MiB
+	 * rings) half a ring each still lost records in 4 runs of 5 (the
+	 * reader waiting up to 470 ms in mremap() for the mmap lock), a
+	 * ring each in none of 5.
+	 */
+	for (unsigned int cpu = 0; inbox_raw(k) && cpu < k->ncpu; cpu++) {
+		if (!k->ctrl[cpu])
+			continue;
+		if (d9_kq_reserve(&k->inbox[cpu], ring) ||
+		    d9_kq_reserve(&k->spare[cpu], ring))
+			return -ENOMEM;
+	}
+	k->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (k->kick_fd < 0)
+		return -errno;
+	/*
+	 * Priority inheritance: a flush thread preempted while it swaps
+	 * the inboxes out (at the application's priority, among its
+	 * threads) would otherwise hold a SCHED_FIFO reader off for as
+	 * long as the application keeps it from the CPU.
+	 */
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&k->mu, &ma);
+	pthread_mutexattr_destroy(&ma);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&k->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	k->collected_ns = d9_clock_gettime_ns();
+	ret = reader_create(k, prio);
+	if (ret) {
+		pthread_cond_destroy(&k->cv);
+		pthread_mutex_destroy(&k->mu);
+		return ret;
+	}
+	k->reader = true;
+	return 0;
+}
+
+/* Stop the reader thread; what it read moves to q[]. */
+static int ksched_reader_halt(struct dial9_ksched *k)
+{
+	uint64_t one = 1;
+	int ret = 0;
+
+	if (!k->reader)
+		return 0;
+	__atomic_store_n(&k->stopping, true, __ATOMIC_RELEASE);
+	if (write(k->kick_fd, &one, sizeof(one)) != sizeof(one))
+		pthread_cancel(k->thread);
+	pthread_join(k->thread, NULL);
+	pthread_cond_destroy(&k->cv);
+	pthread_mutex_destroy(&k->mu);
+	k->reader = false;
+	ret = k->reader_error;
+	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++)
+		ret = inbox_take(k, cpu, &k->inbox[cpu]);
+	return ret;
+}
+
+void d9_ksched_reader_stop(struct dial9_ksched *k)
+{
+	ksched_reader_halt(k);
+	if (k->kick_fd >= 0)
+		close(k->kick_fd);
+	k->kick_fd = -1;
+	for (unsigned int i = 0; k->inbox && i < k->ncpu; i++) {
+		free(k->inbox[i].buf);
+		free(k->spare[i].buf);
+	}
+	free(k->inbox);
+	free(k->spare);
+	k->inbox = k->spare = NULL;
+}
+
+/*
+ * The last read: stop the session, so that what the kernel dropped at the
+ * end, which no later record's LOST announces, is still in the stream.
+ */
+static int ksched_final(struct dial9_ksched *k)
+{
+	uint64_t horizon = UINT64_MAX;
+	int ret = ksched_reader_halt(k);
+
+	if (ret)
+		return ret;
+	if (k->fd < 0 || k->perf)
+		return ksched_collect(k, &horizon);
+	ioctl(k->fd, DIAL9_IOC_DISABLE, 0);
+	ret = ksched_collect(k, &horizon);
+	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++) {
+		struct dial9_rec_lost lr = { .hdr.type = DIAL9_REC_LOST };
+		uint64_t lost;
+
+		if (!k->ctrl[cpu])
+			continue;
+		lost = __atomic_load_n(&k->ctrl[cpu]->lost, __ATOMIC_RELAXED);
+		if (lost <= k->lost_seen[cpu])
+			continue;
+		lr.hdr.size = sizeof(lr);
+		lr.hdr.cpu = (uint16_t)cpu;
+		lr.hdr.time_ns = d9_clock_gettime_ns();
+		lr.count = lost - k->lost_seen[cpu];
+		k->lost_seen[cpu] = lost;
+		ret = d9_kq_push(&k->q[cpu], &lr, sizeof(lr));
+	}
+	return ret;
+}
+
+int dial9_ksched_drain(struct dial9_ksched *k, uint64_t horizon_ns,
+		       dial9_ksched_fn fn, void *ctx)
+{
+	int n = 0, ret = horizon_ns == UINT64_MAX ? ksched_final(k) :
+			 ksched_collect(k, &horizon_ns);
+
+	if (ret)
+		return ret;
+	for (;;) {
+		const struct dial9_rec_header *best = NULL, *h;
+		unsigned int bcpu = 0;
+
+		for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
+			h = d9_kq_peek(&k->q[cpu]);
+			if (h && h->time_ns < horizon_ns &&
+			    (!best || h->time_ns < best->time_ns)) {
+				best = h;
+				bcpu = cpu;
+			}
+		}
+		if (!best)
+			break;
+		fn(ctx, best);
+		k->q[bcpu].off += best->size;
+		n++;
+	}
+	return n;
+}

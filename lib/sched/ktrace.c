@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ktrace.c - the kernel's scheduler records as trace events.
+ *
+ * Each flush writes one stream with the sched.* schemas it uses; a reader
+ * finds them by name (docs/format.md lists their fields).  Task ids of
+ * other processes that the kernel redacted stay 4294967295.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <linux/dial9.h>
+
+#include "dial9.h"
+#include "sched/sched.h"
+#include "common/text.h"
+
+enum {
+	KT_SWITCH_OUT = 1,
+	KT_SWITCH_IN,
+	KT_WAKING,
+	KT_WAKEUP,
+	KT_MIGRATE,
+	KT_EXIT,
+	KT_LOST,
+	KT_COMM,
+	KT_SCHEDSTAT,
+	KT_UNFOLLOWED,
+	KT_NTYPES
+};
+
+static const struct dial9_field f_out[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
+	{ "state", DIAL9_U64 }, { "preempted", DIAL9_BOOL },
+	{ "next_tid", DIAL9_U64 }, { "runq_total_ns", DIAL9_U64 },
+	{ "runq_count", DIAL9_U64 }, { "totals_known", DIAL9_BOOL },
+};
+static const struct dial9_field f_in[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
+	{ "runq_delay_ns", DIAL9_U64 }, { "delay_known", DIAL9_BOOL },
+	{ "prev_tid", DIAL9_U64 }, { "runq_total_ns", DIAL9_U64 },
+	{ "runq_count", DIAL9_U64 }, { "totals_known", DIAL9_BOOL },
+};
+static const struct dial9_field f_waking[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
+	{ "waker_tid", DIAL9_U64 }, { "waker_pid", DIAL9_U64 },
+	{ "from_irq", DIAL9_BOOL },
+};
+static const struct dial9_field f_wakeup[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
+	{ "target_cpu", DIAL9_U64 }, { "new_task", DIAL9_BOOL },
+};
+static const struct dial9_field f_migrate[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 },
+	{ "from_cpu", DIAL9_U64 }, { "to_cpu", DIAL9_U64 },
+};
+static const struct dial9_field f_exit[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 },
+	{ "process_exit", DIAL9_BOOL },
+};
+static const struct dial9_field f_lost[] = {
+	{ "cpu", DIAL9_U64 }, { "count", DIAL9_U64 },
+};
+static const struct dial9_field f_comm[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "name", DIAL9_ISTR },
+};
+
+static const struct dial9_field f_sstat[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "run_ns", DIAL9_U64 },
+	{ "runq_delay_ns", DIAL9_U64 }, { "timeslices", DIAL9_U64 },
+};
+static const struct dial9_field f_unfollowed[] = {
+	{ "pid", DIAL9_U64 }, { "parent_pid", DIAL9_U64 },
+	{ "privileged_exec", DIAL9_BOOL },
+};
+
+static const struct {
+	const char *name;
+	const struct dial9_field *f;
+	uint32_t n;
+} kt_types[KT_NTYPES] = {
+	[KT_SWITCH_OUT] = { "sched.switch_out", f_out, 9 },
+	[KT_SWITCH_IN] = { "sched.switch_in", f_in, 9 },
+	[KT_WAKING] = { "sched.waking", f_waking, 6 },
+	[KT_WAKEUP] = { "sched.wakeup", f_wakeup, 5 },
+	[KT_MIGRATE] = { "sched.migrate", f_migrate, 4 },
+	[KT_EXIT] = { "sched.exit", f_exit, 3 },
+	[KT_LOST] = { "sched.lost", f_lost, 2 },
+	[KT_COMM] = { "sched.comm", f_comm, 3 },
+	[KT_SCHEDSTAT] = { "sched.schedstat", f_sstat, 5 },
+	[KT_UNFOLLOWED] = { "sched.unfollowed", f_unfollowed, 3 },
+};
+
+int d9_ktrace_begin(struct d9_ktrace *kt)
+{
+	kt->defined = 0;
+	kt->nevents = 0;
+	dial9_encoder_clear(kt->enc);
+	return dial9_encoder_begin_stream(kt->enc);
+}
+
+static int emit(struct d9_ktrace *kt, unsigned int type, uint64_t ts,
+		const struct dial9_value *v)
+{
+	int ret;
+
+	if (!(kt->defined & (1u << type))) {
+		ret = dial9_encoder_schema(kt->enc, type, DIAL9_KIND_INSTANT,
+					   kt_types[type].name,
+					   kt_types[type].n, kt_types[type].f);
+		if (ret)
+			return ret;
+		kt->defined |= 1u << type;
+	}
+	ret = dial9_encoder_event(kt->enc, type, ts, v);
+	if (!ret)
+		kt->nevents++;
+	return ret;
+}
+
+int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
+{
+	const struct dial9_rec_switch *sw = (const void *)h;
+	const struct dial9_rec_wake *wk = (const void *)h;
+	const struct dial9_rec_migrate *mg = (const void *)h;
+	const struct dial9_rec_exit *ex = (const void *)h;
+	const struct dial9_rec_lost *lo = (const void *)h;
+	const struct dial9_rec_comm *cm = (const void *)h;
+	const struct dial9_rec_unfollowed *uf = (const void *)h;
+	struct dial9_value v[9];
+	bool totals;
+	int ret = 0;
+
+	switch (h->type) {
+	case DIAL9_REC_SWITCH:
+		/* An older module's record ends before the totals. */
+		if (h->size < DIAL9_REC_SWITCH_SIZE_VER0)
+			return -EPROTO;
+		totals = h->size >= sizeof(*sw) &&
+			 (h->flags & DIAL9_SWITCH_TOTALS);
+		/* Only the recorded tasks get switch events of their own. */
+		if ((h->flags & DIAL9_SWITCH_PREV_TARGET) && sw->prev_tid &&
+		    sw->prev_tid != DIAL9_TID_REDACTED) {
+			v[0] = dial9_u64(sw->prev_tid);
+			v[1] = dial9_u64(sw->prev_tgid);
+			v[2] = dial9_u64(h->cpu);
+			v[3] = dial9_u64(sw->prev_state);
+			v[4] = dial9_bool(h->flags & DIAL9_SWITCH_PREV_RUNNABLE);
+			v[5] = dial9_u64(sw->next_tid);
+			v[6] = dial9_u64(totals ? sw->prev_run_delay_ns : 0);
+			v[7] = dial9_u64(totals ? sw->prev_pcount : 0);
+			v[8] = dial9_bool(totals);
+			ret = emit(kt, KT_SWITCH_OUT, h->time_ns, v);
+		}
+		if (!ret && (h->flags & DIAL9_SWITCH_NEXT_TARGET) &&
+		    sw->next_tid && sw->next_tid != DIAL9_TID_REDACTED) {
+			v[0] = dial9_u64(sw->next_tid);
+			v[1] = dial9_u64(sw->next_tgid);
+			v[2] = dial9_u64(h->cpu);
+			v[3] = dial9_u64(sw->next_wait_ns);
+			v[4] = dial9_bool(h->flags & DIAL9_SWITCH_WAIT_VALID);
+			v[5] = dial9_u64(sw->prev_tid);
+			v[6] = dial9_u64(totals ? sw->next_run_delay_ns : 0);
+			v[7] = dial9_u64(totals ? sw->next_pcount : 0);
+			v[8] = dial9_bool(totals);
+			ret = emit(kt, KT_SWITCH_IN, h->time_ns, v);
+		}
+		return ret;
+	case DIAL9_REC_WAKING:
+		if (h->size < sizeof(*wk))
+			return -EPROTO;
+		v[0] = dial9_u64(wk->tid);
+		v[1] = dial9_u64(wk->tgid);
+		v[2] = dial9_u64(h->cpu);
+		v[3] = dial9_u64(wk->waker_tid);
+		v[4] = dial9_u64(wk->waker_tgid);
+		v[5] = dial9_bool(h->flags & DIAL9_WAKE_FROM_IRQ);
+		return emit(kt, KT_WAKING, h->time_ns, v);
+	case DIAL9_REC_WAKEUP:
+	case DIAL9_REC_WAKEUP_NEW:
+		if (h->size < sizeof(*wk))
+			return -EPROTO;
+		v[0] = dial9_u64(wk->tid);
+		v[1] = dial9_u64(wk->tgid);
+		v[2] = dial9_u64(h->cpu);
+		v[3] = dial9_u64(wk->target_cpu);
+		v[4] = dial9_bool(h->type == DIAL9_REC_WAKEUP_NEW);
+		return emit(kt, KT_WAKEUP, h->time_ns, v);
+	case DIAL9_REC_MIGRATE:
+		if (h->size < sizeof(*mg))
+			return -EPROTO;
+		v[0] = dial9_u64(mg->tid);
+		v[1] = dial9_u64(mg->tgid);
+		v[2] = dial9_u64(mg->orig_cpu);
+		v[3] = dial9_u64(mg->dest_cpu);
+		return emit(kt, KT_MIGRATE, h->time_ns, v);
+	case DIAL9_REC_EXIT:
+		if (h->size < sizeof(*ex))
+			return -EPROTO;
+		v[0] = dial9_u64(ex->tid);
+		v[1] = dial9_u64(ex->tgid);
+		v[2] = dial9_bool(h->flags & DIAL9_EXIT_GROUP_DEAD);
+		return emit(kt, KT_EXIT, h->time_ns, v);
+	case DIAL9_REC_LOST:
+		if (h->size < sizeof(*lo))
+			return -EPROTO;
+		kt->lost += lo->count;
+		v[0] = dial9_u64(h->cpu);
+		v[1] = dial9_u64(lo->count);
+		return emit(kt, KT_LOST, h->time_ns, v);
+	case DIAL9_REC_COMM:
+		if (h->size < sizeof(*cm))
+			return -EPROTO;
+		v[0] = dial9_u64(cm->tid);
+		v[1] = dial9_u64(cm->tgid);
+		v[2].type = DIAL9_ISTR;
+		v[2].str.ptr = cm->comm;
+		/* the kernel cut it at 15 bytes, maybe inside a character */
+		v[2].str.len = d9_utf8_cut(cm->comm, sizeof(cm->comm));
+		return emit(kt, KT_COMM, h->time_ns, v);
+	case DIAL9_REC_UNFOLLOWED:
+		if (h->size < sizeof(*uf))
+			return -EPROTO;
+		v[0] = dial9_u64(uf->tgid);
+		v[1] = dial9_u64(uf->parent_tgid);
+		v[2] = dial9_bool(h->flags & DIAL9_UNFOLLOWED_EXEC);
+		kt->unfollowed++;
+		return emit(kt, KT_UNFOLLOWED, h->time_ns, v);
+	case D9_REC_SCHEDSTAT: {
+		const struct d9_rec_schedstat *ss = (const void *)h;
+
+		if (h->size < sizeof(*ss))
+			return -EPROTO;
+		v[0] = dial9_u64(ss->tid);
+		v[1] = dial9_u64(ss->tgid);
+		v[2] = dial9_u64(ss->run_ns);
+		v[3] = dial9_u64(ss->delay_ns);
+		v[4] = dial9_u64(ss->slices);
+		return emit(kt, KT_SCHEDSTAT, h->time_ns, v);
+	}
+	default:
+		return 0;	/* a newer module's record: skip */
+	}
+}
+
+int d9_ktrace_end(struct d9_ktrace *kt, const void **data, size_t *len)
+{
+	int ret = dial9_encoder_end_stream(kt->enc);
+
+	if (ret)
+		return ret;
+	*data = dial9_encoder_data(kt->enc, len);
+	return 0;
+}

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sched.h - the scheduler source (sched/): its backends (dial9.ko's rings
+ * in ksched.c and ksched_ring.c, perf_event_open in ksched_perf*.c,
+ * schedstat in ksched_sstat.c), the queue of kernel records between the
+ * rings and the merge (kqueue.c), and the records as sched.* events
+ * (ktrace.c), which the recorder writes into segments.  Reading sched.*
+ * events back is sched_read.h and sched_stats.h.  Not installed.
+ */
+#ifndef DIAL9_SCHED_H
+#define DIAL9_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <linux/dial9.h>
+#include <linux/perf_event.h>
+
+#include "dial9.h"
+#include "common/common.h"
+
+/* ---- ksched.c, ksched_ring.c: the scheduler source ---- */
+#define KS_MAX_IGNORED 8u	/* dial9_ksched.ignored[] */
+
+/* Most bytes an inbox holds: this many rings' worth, and at least 8 MiB. */
+#define KQ_INBOX_RINGS	8
+#define KQ_INBOX_MIN	(8u << 20)
+
+struct dial9_ksched {
+	const char *backend;
+	char reason[512];
+	int fd;
+	unsigned int ncpu;
+	long page;
+	struct dial9_ring_ctrl **ctrl;
+	unsigned char **data;
+	struct d9_kq *q;
+	uint64_t *lost_seen;		/* per CPU: in the kernel's LOST records */
+	uint64_t nread;			/* records read out of the rings */
+	/*
+	 * Threads left out (dial9_ksched_ignore_thread): perf's records of
+	 * them are filtered as they are read, and so are dial9.ko's written
+	 * before it was told.  Slots are claimed with an atomic add.
+	 */
+	int ignored[KS_MAX_IGNORED];
+	unsigned int nignored;
+	struct dial9_perf *perf;	/* the perf backend, if used */
+	struct dial9_sstat *sstat;	/* the schedstat backend, if used */
+	/*
+	 * The reader thread, if any, is the only reader of the rings: it
+	 * appends to inbox[] under mu; a drain swaps each inbox with spare[]
+	 * (a pointer swap under the lock) and copies it to q[] outside it.
+	 */
+	bool reader;
+	uint32_t reader_prio;		/* its SCHED_FIFO priority, 0: none */
+	bool inbox_full;		/* under mu: it left records for room */
+	bool stopping;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;		/* a collect finished */
+	struct d9_kq *inbox, *spare;
+	size_t inbox_limit;
+	int kick_fd;			/* eventfd: collect now, or stop */
+	int reader_error;
+	uint64_t inbox_lost;
+	uint64_t inbox_bytes;		/* bytes the reader has taken in, total */
+	uint64_t collected_ns;		/* when the last collect began */
+};
+
+/* The reader thread (ksched_ring.c; opts.reader_thread). */
+int d9_ksched_reader_start(struct dial9_ksched *k, uint32_t prio);
+void d9_ksched_reader_stop(struct dial9_ksched *k);
+
+/* ---- ksched_perf.c: the perf_event_open backend ---- */
+struct dial9_perf;
+
+int dial9_perf_open(struct dial9_perf **out, const struct dial9_ksched_opts *o,
+		    char *why, size_t whylen);
+void dial9_perf_close(struct dial9_perf *p);
+int dial9_perf_fd(const struct dial9_perf *p);
+/* What this backend cannot record here and why, or "". */
+const char *dial9_perf_note(const struct dial9_perf *p);
+uint64_t dial9_perf_lost(const struct dial9_perf *p);
+/* Turn what the kernel wrote into dial9_rec_* records, in time order. */
+int dial9_perf_read(struct dial9_perf *p,
+		    int (*push)(void *ctx, const struct dial9_rec_header *rec),
+		    void *ctx);
+
+/*
+ * The schedstat backend's records: a library-private type outside the
+ * kernel's numbering, in the same header layout.
+ */
+#define D9_REC_SCHEDSTAT 0x7f00
+/* A fork the perf backend saw; it never leaves ksched_perf*.c. */
+#define D9_REC_PERF_FORK 0x7f01
+
+struct d9_rec_schedstat {
+	struct dial9_rec_header hdr;
+	uint32_t tid, tgid;
+	uint64_t run_ns;	/* cumulative, as in schedstat */
+	uint64_t delay_ns;
+	uint64_t slices;
+};
+
+/* Inside the perf backend: what ksched_perf.c (opening the events) and
+ * ksched_perf_read.c (reading them) share. */
+/*
+ * What resolve() knows of one of the targets' threads: its state since
+ * its last switch, and when it was last woken (or created) since its last
+ * switch-in.
+ */
+enum { PT_UNSEEN, PT_RUNNING, PT_PREEMPTED, PT_BLOCKED };
+
+struct ptask {
+	uint32_t tid, tgid;
+	int state;
+	uint64_t since;			/* its last switch */
+	uint64_t last_in;		/* its last switch-in */
+	uint64_t woken;			/* the start of its wait, or 0 */
+	char comm[16];
+};
+
+struct pbuf {
+	int fd;				/* the CPU's first event: owns the mmap */
+	struct perf_event_mmap_page *mp;
+	uint64_t head;			/* data_head when this read began */
+};
+
+/* A fork seen while draining, turned into a COMM record by resolve(). */
+struct pfork {
+	struct dial9_rec_header hdr;	/* type D9_REC_PERF_FORK */
+	uint32_t pid, tid, ptid, pad;
+};
+
+struct dial9_perf {
+	int epfd;
+	int waking_id;			/* sched_waking tracepoint, or -1 */
+	int waking_pid_off, waking_cpu_off;
+	const char *waking_note;	/* why there are no wake-ups */
+	char note[256];
+	long page;
+	unsigned int pages;		/* data pages per CPU buffer, 2^n */
+	int ncpu;
+	struct pbuf *buf;		/* [ncpu] */
+	int *fds;			/* every event */
+	size_t nfds, capfds;
+	uint64_t lost;
+	struct ptask *tasks;
+	size_t ntasks, captasks;
+	struct dial9_rec_switch *pending;	/* one read's records */
+	size_t npend, cappend;
+};
+
+struct ptask *d9_perf_task_find(struct dial9_perf *p, uint32_t tid);
+/* The thread @tid of @tgid, known from now on; NULL without memory. */
+struct ptask *d9_perf_task_of(struct dial9_perf *p, uint32_t tid,
+			      uint32_t tgid);
+void d9_perf_task_forget(struct dial9_perf *p, uint32_t tid);
+int d9_perf_push_rec(struct dial9_perf *p, const void *rec, size_t size);
+int d9_perf_push_comm(struct dial9_perf *p, uint32_t tgid, uint32_t tid,
+		      const char *name, uint64_t now);
+int d9_perf_read_comm(int tgid, int tid, char *name, size_t len);
+
+/* ---- ksched_sstat.c: the schedstat backend ---- */
+struct dial9_sstat;
+
+int dial9_sstat_open(struct dial9_sstat **out,
+		     const struct dial9_ksched_opts *o, char *why,
+		     size_t whylen);
+void dial9_sstat_close(struct dial9_sstat *s);
+/* One record per thread of the targets, at most every 100 ms. */
+int dial9_sstat_read(struct dial9_sstat *s,
+		     int (*push)(void *ctx, const struct dial9_rec_header *rec),
+		     void *ctx);
+
+/*
+ * ---- kqueue.c: a queue of kernel scheduler records (struct
+ * dial9_rec_header and what follows it), as the scheduler source holds
+ * them between the rings and the merge: appended at the end, taken from
+ * the front. ----
+ */
+/* Records copied out of one CPU's ring and not yet released. */
+struct d9_kq {
+	unsigned char *buf;
+	size_t len, cap, off;
+	uint64_t dropped;	/* inbox full: not yet announced */
+};
+
+/*
+ * Room for @cap bytes, its pages written once so that they are in memory
+ * (appends up to there neither allocate nor fault); 0 or -ENOMEM.
+ */
+int d9_kq_reserve(struct d9_kq *q, size_t cap);
+/* Append @len bytes (whole records); 0 or -ENOMEM. */
+int d9_kq_push(struct d9_kq *q, const void *rec, size_t len);
+/*
+ * Append @rec unless the queue would pass @limit bytes: then it is dropped
+ * and counted in *@lost, and the next record that fits is preceded by a
+ * LOST record with the count.
+ */
+int d9_kq_push_bounded(struct d9_kq *q, const struct dial9_rec_header *rec,
+		       size_t limit, uint64_t *lost);
+/* The first record, or NULL. */
+const struct dial9_rec_header *d9_kq_peek(const struct d9_kq *q);
+/* Put the records not yet taken in time order (stable). */
+int d9_kq_sort(struct d9_kq *q);
+/* Move everything from @from to the end of @to; @from is left empty. */
+int d9_kq_move(struct d9_kq *to, struct d9_kq *from);
+
+/* ---- ktrace.c: scheduler records (<linux/dial9.h> layout) as sched.*
+ * events ---- */
+struct dial9_encoder;
+
+struct d9_ktrace {
+	struct dial9_encoder *enc;
+	uint32_t defined;	/* schemas written in this stream */
+	uint64_t nevents;	/* events in this stream */
+	uint64_t lost;		/* records the kernel reported lost, total */
+	uint64_t unfollowed;	/* UNFOLLOWED records, total */
+};
+
+/* Start a stream (one per flush). */
+int d9_ktrace_begin(struct d9_ktrace *kt);
+/* Add one record; records of unknown types are skipped. */
+int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *rec);
+/* End the stream; the bytes stay valid until the next begin. */
+int d9_ktrace_end(struct d9_ktrace *kt, const void **data, size_t *len);
+
+#endif /* DIAL9_SCHED_H */

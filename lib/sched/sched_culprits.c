@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sched_culprits.c - who had the CPU while a thread waited for it
+ * (sched_culprits.h says what the trace can and cannot tell).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/grow.h"
+#include "sched_culprits.h"
+
+void d9_culprits_free(struct sched_culprits *c)
+{
+	free(c->occ);
+	free(c->waits);
+	free(c->outs);
+	memset(c, 0, sizeof(*c));
+}
+
+static int add_occ(struct sched_culprits *c, uint32_t src, uint32_t cpu,
+		   uint32_t kind, uint32_t tid, uint32_t tgid, uint64_t start,
+		   uint64_t end)
+{
+	if (end <= start)
+		return 0;
+	if (d9_grow((void **)&c->occ, &c->occ_cap, c->nocc + 1,
+		    sizeof(*c->occ)))
+		return -ENOMEM;
+	c->occ[c->nocc++] = (struct sched_occ){ start, end, src, cpu, kind,
+						tid, tgid };
+	return 0;
+}
+
+int d9_culprits_ran(struct sched_culprits *c, uint32_t src, uint32_t cpu,
+		    uint32_t tid, uint32_t tgid, uint64_t start, uint64_t end)
+{
+	return add_occ(c, src, cpu, SCHED_OCC_THREAD, tid, tgid, start, end);
+}
+
+static struct sched_cpu_out *cpu_out(struct sched_culprits *c, uint32_t src,
+				     uint32_t cpu, bool create)
+{
+	for (size_t i = 0; i < c->nouts; i++)
+		if (c->outs[i].src == src && c->outs[i].cpu == cpu)
+			return &c->outs[i];
+	if (!create || d9_grow((void **)&c->outs, &c->outs_cap, c->nouts + 1,
+			       sizeof(*c->outs)))
+		return NULL;
+	c->outs[c->nouts] = (struct sched_cpu_out){ src, cpu, 0, 0 };
+	return &c->outs[c->nouts++];
+}
+
+int d9_culprits_out(struct sched_culprits *c, uint32_t src, uint32_t cpu,
+		    uint64_t ts, uint32_t next)
+{
+	struct sched_cpu_out *o = cpu_out(c, src, cpu, true);
+
+	if (!o)
+		return -ENOMEM;
+	o->ts = ts;
+	o->next = next;
+	return 0;
+}
+
+/* The idle task is tid 0; any other tid a switch names here is foreign
+ * (a recorded one has its own switch-in, which closes the gap at once). */
+static uint32_t gap_kind(uint32_t next, uint32_t prev)
+{
+	if (!next && !prev)
+		return SCHED_OCC_IDLE;
+	if (next && prev)
+		return SCHED_OCC_OTHERS;
+	return SCHED_OCC_IDLE_OR_OTHERS;
+}
+
+int d9_culprits_in(struct sched_culprits *c, uint32_t src, uint32_t cpu,
+		   uint64_t ts, uint32_t prev)
+{
+	struct sched_cpu_out *o = cpu_out(c, src, cpu, false);
+	int ret = 0;
+
+	/*
+	 * Both ends name the same task, not the idle one and not redacted:
+	 * a task the recording sees but does not record (the recorder's
+	 * own threads, left out of the session), there throughout.
+	 */
+	if (o && o->ts && o->ts <= ts && o->next == prev && prev &&
+	    prev != UINT32_MAX)
+		ret = add_occ(c, src, cpu, SCHED_OCC_THREAD, prev, 0, o->ts,
+			      ts);
+	else if (o && o->ts && o->ts <= ts)
+		ret = add_occ(c, src, cpu, gap_kind(o->next, prev), 0, 0,
+			      o->ts, ts);
+	if (o)
+		o->ts = 0;	/* the CPU's next gap starts at a switch-out */
+	return ret;
+}
+
+void d9_culprits_lost(struct sched_culprits *c, uint32_t src, uint32_t cpu)
+{
+	struct sched_cpu_out *o = cpu_out(c, src, cpu, false);
+
+	if (o)
+		o->ts = 0;
+}
+
+int d9_culprits_wait(struct sched_culprits *c, uint32_t src, uint32_t cpu,
+		     size_t thread, uint64_t start, uint64_t end)
+{
+	if (end <= start)
+		return 0;
+	if (d9_grow((void **)&c->waits, &c->waits_cap, c->nwaits + 1,
+		    sizeof(*c->waits)))
+		return -ENOMEM;
+	c->waits[c->nwaits++] = (struct sched_wait){ start, end, src, cpu,
+						     thread };
+	return 0;
+}
+
+static int cmp_occ(const void *pa, const void *pb)
+{
+	const struct sched_occ *a = pa, *b = pb;
+
+	if (a->src != b->src)
+		return a->src < b->src ? -1 : 1;
+	if (a->cpu != b->cpu)
+		return a->cpu < b->cpu ? -1 : 1;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* The first interval of (@src, @cpu) that ends after @t, or c->nocc. */
+static size_t first_after(const struct sched_culprits *c, uint32_t src,
+			  uint32_t cpu, uint64_t t)
+{
+	struct sched_occ key = { .src = src, .cpu = cpu, .start = t };
+	size_t lo = 0, hi = c->nocc;
+
+	/* the first interval at or past (src, cpu, t) ... */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_occ(&c->occ[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ... or the one before, if it still runs at t */
+	if (lo > 0 && c->occ[lo - 1].src == src && c->occ[lo - 1].cpu == cpu &&
+	    c->occ[lo - 1].end > t)
+		lo--;
+	return lo;
+}
+
+int d9_culprits_resolve(struct sched_culprits *c,
+			int (*add)(void *ctx, size_t thread,
+				   const struct sched_occ *o, uint64_t ns,
+				   size_t wait),
+			void *ctx)
+{
+	d9_sort(c->occ, c->nocc, sizeof(*c->occ), cmp_occ);
+	for (size_t w = 0; w < c->nwaits; w++) {
+		const struct sched_wait *wt = &c->waits[w];
+
+		for (size_t i = first_after(c, wt->src, wt->cpu, wt->start);
+		     i < c->nocc; i++) {
+			const struct sched_occ *o = &c->occ[i];
+			uint64_t s, e;
+			int ret;
+
+			if (o->src != wt->src || o->cpu != wt->cpu ||
+			    o->start >= wt->end)
+				break;
+			s = o->start > wt->start ? o->start : wt->start;
+			e = o->end < wt->end ? o->end : wt->end;
+			if (e <= s)
+				continue;
+			ret = add(ctx, wt->thread, o, e - s, w);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}

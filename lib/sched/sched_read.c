@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+/* sched_read.c - sched.* events of a trace fed to sched_stats. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/dial9.h>
+
+#include "sched/sched_read.h"
+
+uint64_t d9_sched_fu64(const struct dial9_record *r, int i)
+{
+	return i >= 0 && r->values[i].type == DIAL9_U64 ? r->values[i].u64 : 0;
+}
+
+bool d9_sched_fbool(const struct dial9_record *r, int i)
+{
+	return i >= 0 && r->values[i].type == DIAL9_BOOL && r->values[i].b;
+}
+
+void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s)
+{
+	static const struct {
+		const char *name;
+		int kind;
+	} names[] = {
+		{ "sched.switch_out", SK_OUT }, { "sched.switch_in", SK_IN },
+		{ "sched.waking", SK_WAKING }, { "sched.migrate", SK_MIGRATE },
+		{ "sched.exit", SK_EXIT }, { "sched.comm", SK_COMM },
+		{ "sched.lost", SK_LOST }, { "sched.schedstat", SK_SSTAT },
+		{ "sched.unfollowed", SK_UNFOLLOWED },
+		{ "dial9.lost", SK_APP_LOST },
+	};
+
+	memset(f, 0, sizeof(*f));
+	f->schema = s;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s->name, names[i].name))
+			f->kind = names[i].kind;
+	f->tid = dial9_schema_field_index(s, "tid");
+	f->pid = dial9_schema_field_index(s, "pid");
+	f->cpu = dial9_schema_field_index(s, "cpu");
+	f->preempted = dial9_schema_field_index(s, "preempted");
+	f->state = dial9_schema_field_index(s, "state");
+	f->wait = dial9_schema_field_index(s, "runq_delay_ns");
+	f->known = dial9_schema_field_index(s, "delay_known");
+	f->totals = dial9_schema_field_index(s, "totals_known");
+	f->rtotal = dial9_schema_field_index(s, "runq_total_ns");
+	f->rcount = dial9_schema_field_index(s, "runq_count");
+	f->name = dial9_schema_field_index(s, "name");
+	f->count = dial9_schema_field_index(s, "count");
+	f->run = dial9_schema_field_index(s, "run_ns");
+	f->slices = dial9_schema_field_index(s, "timeslices");
+	f->parent = dial9_schema_field_index(s, "parent_pid");
+	f->pexec = dial9_schema_field_index(s, "privileged_exec");
+	f->waker = dial9_schema_field_index(s, "waker_tid");
+	f->events = dial9_schema_field_index(s, "events");
+	f->other = dial9_schema_field_index(s, f->kind == SK_OUT ? "next_tid" :
+						"prev_tid");
+}
+
+void d9_sched_fields_ev(const struct sched_fields *f,
+		     const struct dial9_record *r, uint32_t src,
+		     struct sched_ev *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->ts = r->ts_ns;
+	e->src = src;
+	e->tid = (uint32_t)d9_sched_fu64(r, f->tid);
+	e->tgid = (uint32_t)d9_sched_fu64(r, f->pid);
+	e->cpu = f->cpu >= 0 ? (uint32_t)d9_sched_fu64(r, f->cpu) : UINT32_MAX;
+	/* not named: another task, as far as anyone can tell */
+	e->other = f->other >= 0 ? (uint32_t)d9_sched_fu64(r, f->other) :
+				   UINT32_MAX;
+	if (f->kind == SK_OUT) {
+		e->runnable = d9_sched_fbool(r, f->preempted);
+		e->dead = f->state >= 0 &&
+			  d9_sched_fu64(r, f->state) == DIAL9_STATE_DEAD;
+	} else {
+		e->wait_known = d9_sched_fbool(r, f->known);
+		e->wait_ns = d9_sched_fu64(r, f->wait);
+	}
+	e->totals = d9_sched_fbool(r, f->totals);
+	if (e->totals) {
+		e->runq_total = d9_sched_fu64(r, f->rtotal);
+		e->runq_count = (uint32_t)d9_sched_fu64(r, f->rcount);
+	}
+}
+
+static char *kv_dup(const struct dial9_record *r, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (unsigned int i = 0; i < r->nkv; i++)
+		if (r->kv[i].key_len == kl && !memcmp(r->kv[i].key, key, kl))
+			return strndup(r->kv[i].value, r->kv[i].value_len);
+	return NULL;
+}
+
+int d9_sched_meta_source(struct sched_stats *st, const struct dial9_record *r)
+{
+	char *host = kv_dup(r, "host"), *boot = kv_dup(r, "boot_id");
+	int ret = d9_sched_stats_source(st, host, boot);
+	struct sched_source *s;
+
+	free(host);
+	free(boot);
+	if (ret < 0)
+		return ret;
+	s = &st->srcs[ret];
+	if (!s->service)
+		s->service = kv_dup(r, "service");
+	if (!s->backend)
+		s->backend = kv_dup(r, "sched_backend");
+	return ret;
+}
+
+void d9_sched_clock_sync(struct sched_stats *st, uint32_t src,
+			 const struct dial9_record *rec)
+{
+	if (rec->kind != DIAL9_REC_CLOCK_SYNC || src >= st->nsrcs ||
+	    st->srcs[src].synced)
+		return;
+	st->srcs[src].synced = true;
+	st->srcs[src].sync_mono = rec->mono_ns;
+	st->srcs[src].sync_real = rec->real_ns;
+}
+
+int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
+	       const struct dial9_record *r, uint32_t src)
+{
+	uint32_t tid = (uint32_t)d9_sched_fu64(r, f->tid);
+	uint32_t pid = (uint32_t)d9_sched_fu64(r, f->pid);
+	struct sched_ev e;
+
+	switch (f->kind) {
+	case SK_OUT:
+	case SK_IN:
+		d9_sched_fields_ev(f, r, src, &e);
+		return f->kind == SK_OUT ? d9_sched_stats_out(st, &e, NULL) :
+					   d9_sched_stats_in(st, &e, NULL);
+	case SK_WAKING:
+		return f->cpu >= 0 ? d9_sched_stats_cpu_seen(st, src,
+			(uint32_t)d9_sched_fu64(r, f->cpu), r->ts_ns) : 0;
+	case SK_MIGRATE:
+		d9_sched_stats_migrate(st, src, tid, pid);
+		return 0;
+	case SK_COMM:
+		if (f->name >= 0 && (r->values[f->name].type == DIAL9_ISTR ||
+				     r->values[f->name].type == DIAL9_STR))
+			d9_sched_stats_name(st, src, r->ts_ns, tid, pid,
+					 r->values[f->name].str.ptr,
+					 r->values[f->name].str.len);
+		return 0;
+	case SK_LOST:
+		return d9_sched_stats_lost(st, src, r->ts_ns,
+					(uint32_t)d9_sched_fu64(r, f->cpu),
+					d9_sched_fu64(r, f->count));
+	case SK_UNFOLLOWED:
+		return d9_sched_stats_unfollowed(st, src, pid,
+				(uint32_t)d9_sched_fu64(r, f->parent),
+				f->pexec >= 0 && d9_sched_fbool(r, f->pexec));
+	case SK_APP_LOST:
+		st->lost_app += d9_sched_fu64(r, f->events);
+		return 0;
+	case SK_SSTAT:
+		d9_sched_stats_sample(st, src, r->ts_ns, tid, pid,
+				   d9_sched_fu64(r, f->run), d9_sched_fu64(r, f->wait),
+				   d9_sched_fu64(r, f->slices));
+		return 0;
+	}
+	return 0;
+}
+
+int d9_sched_trace(struct sched_stats *st, const void *buf, size_t len,
+		   uint64_t *err_off)
+{
+	struct sched_fields cache[16];
+	struct dial9_decoder *dec;
+	struct dial9_record rec;
+	unsigned int ncache = 0;
+	uint32_t src = 0;
+	int ret;
+
+	*err_off = 0;
+	ret = dial9_decoder_new(&dec, buf, len);
+	if (ret)
+		return ret;
+	while ((ret = dial9_decoder_next(dec, &rec)) > 0) {
+		struct sched_fields *f = NULL;
+
+		if (rec.kind == DIAL9_REC_STREAM)
+			ncache = 0;	/* schemas are per stream */
+		if (rec.kind == DIAL9_REC_METADATA) {
+			ret = d9_sched_meta_source(st, &rec);
+			if (ret < 0)
+				break;
+			src = (uint32_t)ret;
+		}
+		d9_sched_clock_sync(st, src, &rec);
+		/* A name the application gave its thread wins over comm. */
+		if (rec.kind == DIAL9_REC_THREAD && rec.tid && rec.thread_name[0])
+			d9_sched_stats_name(st, src, UINT64_MAX, rec.tid, 0,
+					    rec.thread_name,
+					    strlen(rec.thread_name));
+		if (rec.kind != DIAL9_REC_EVENT ||
+		    (strncmp(rec.schema->name, "sched.", 6) &&
+		     strcmp(rec.schema->name, "dial9.lost")))
+			continue;
+		for (unsigned int i = 0; i < ncache; i++)
+			if (cache[i].schema == rec.schema)
+				f = &cache[i];
+		if (!f) {
+			f = &cache[ncache < 16 ? ncache++ : 15];
+			d9_sched_fields_lookup(f, rec.schema);
+		}
+		ret = d9_sched_feed(st, f, &rec, src);
+		if (ret)
+			break;
+	}
+	if (ret < 0 && ret != -ENOMEM)
+		*err_off = dial9_decoder_offset(dec);
+	dial9_decoder_free(dec);
+	return ret < 0 ? ret : 0;
+}

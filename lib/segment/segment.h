@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * segment.h - the segment writer (segment/): segment files written by the
+ * flush thread, the budget of sealed segments on disk or in memory, and
+ * crash salvage.  It hands sealed segments out through d9_sealed_fn and
+ * hears back through d9_segw_shipped() (common/handoff.h): it never calls
+ * the pipeline.  Not installed.
+ */
+#ifndef DIAL9_SEGMENT_H
+#define DIAL9_SEGMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dial9.h"
+#include "common/handoff.h"
+
+struct d9_segw;
+struct d9_seg_opts {
+	const char *trace_dir;
+	const char *service;
+	const char *host;          /* NULL: gethostname() */
+	uint64_t rotation_ns;
+	uint64_t max_disk;
+	uint64_t max_file;
+	int io_backend;
+	const char *clock;         /* segment metadata: "tsc", "clock_gettime" */
+	const char *sched_backend; /* segment metadata */
+	const char *sched_note;    /* why not dial9.ko, or "" */
+	/* gets every sealed segment (continuous mode); or NULL */
+	d9_sealed_fn *sealed;
+	void *sealed_ctx;
+	bool trigger;              /* trigger mode: segments wait for a dump */
+	bool memory;               /* segments in memfds, not in trace_dir */
+};
+
+/* ---- writer.c: the active segment, sealing, rotation, faults ---- */
+int d9_segw_open(struct d9_segw **out, const struct d9_seg_opts *o);
+/* Append n batches (each a whole stream). Never blocks on a fault:
+ * failed batches are counted lost. Returns events written. */
+uint64_t d9_segw_write(struct d9_segw *w, struct d9_batch **b, unsigned int n);
+/* Append bytes written by the flush thread itself (loss events). */
+void d9_segw_write_raw(struct d9_segw *w, const void *p, size_t n);
+bool d9_segw_rotation_due(struct d9_segw *w, uint64_t now);
+void d9_segw_rotate(struct d9_segw *w);
+/* Check for faults (directory deleted) and retry recovery. */
+void d9_segw_tick(struct d9_segw *w);
+/* Seal (or delete if empty), fill *st with the final counters, free. */
+void d9_segw_close(struct d9_segw *w, struct dial9_stats *st);
+/* Seal the active segment for good (before the worker stops); no
+ * d9_sealed_fn call after it. */
+void d9_segw_seal_final(struct d9_segw *w);
+void d9_segw_stats(struct d9_segw *w, struct dial9_stats *st);
+void d9_segw_fork_child(struct d9_segw *w);
+
+/* ---- budget.c: sealed segments, eviction, dumps ---- */
+/* Sealed segments not dumped yet, now protected from eviction until the
+ * pipeline is done with them; *out is malloc'd. */
+int d9_segw_checkpoint(struct d9_segw *w, struct d9_ckpt_seg **out, size_t *n);
+/* A d9_shipped_fn (ctx: the struct d9_segw). */
+void d9_segw_shipped(void *ctx, uint64_t index, uint64_t remaining);
+
+/* ---- salvage.c ---- */
+/* Seal the .active segments of dead processes under trace_dir. */
+unsigned int d9_salvage(const char *trace_dir, const char *own_boot_id);
+
+#endif /* DIAL9_SEGMENT_H */

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * segw.h - inside the segment writer: its state and what its files share
+ * (writer.c: the active segment, sealing, rotation, faults; budget.c:
+ * sealed segments and their eviction; salvage.c).  Only the files of
+ * segment/ include it; the rest of the library has segment.h.
+ */
+#ifndef DIAL9_SEGW_H
+#define DIAL9_SEGW_H
+
+#include <liburing.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/common.h"
+#include "segment/segment.h"
+
+#define SEG_EXT ".dial9"
+#define ACTIVE_EXT ".active"
+#define RING_DEPTH 64
+#define RETRY_NS 100000000ull /* retry a broken directory every 100 ms */
+
+struct sealed {
+	uint64_t index, size;
+	uint64_t start_ns, end_ns; /* opened, sealed (CLOCK_MONOTONIC) */
+	bool shipped; /* the worker is done with it */
+	bool dumped;  /* trigger mode: taken into a dump */
+	bool protect; /* in a dump the worker is not done with: not evicted */
+	int fd;       /* memory: the segment's memfd, else -1 */
+};
+
+struct d9_segw {
+	struct d9_seg_opts o;
+	char *trace_dir, *service;
+	char boot_id[32];
+	char dir[512];
+	int lockfd, fd;
+	uint64_t index, size, nbatches, opened_ns;
+	struct io_uring ring;
+	bool uring;
+	/* the budget: sealed segments still in the directory (the worker
+	 * updates them through d9_segw_shipped(), under budget_lock) */
+	pthread_mutex_t budget_lock;
+	struct sealed *sealed;
+	size_t nsealed, sealed_cap;
+	uint64_t sealed_bytes;
+	bool pipeline;
+	bool broken; /* directory or file gone: reopen */
+	uint64_t next_retry_ns;
+
+	pthread_mutex_t lock; /* the fields below, read by dial9_get_stats */
+	int health, last_error;
+	uint64_t events_written, events_lost, batches_written, batches_lost;
+	uint64_t seg_events, seg_batches; /* of those written, in the active one */
+	uint64_t bytes_written, segments_sealed, segments_evicted;
+	uint64_t write_errors, faults_recovered;
+	uint64_t pipe_evicted; /* evicted before the worker was done */
+};
+
+/* The path of segment @index in w's directory (.active while written). */
+void d9_seg_path(const struct d9_segw *w, uint64_t index, bool active,
+		 char *buf, size_t len);
+/* ---- budget.c ---- */
+/* Oldest first, past the segments a dump protects. */
+void d9_segw_evict(struct d9_segw *w);
+/* memory: a descriptor of sealed segment index for the worker. */
+int d9_segw_dup(struct d9_segw *w, uint64_t index);
+
+#endif /* DIAL9_SEGW_H */

@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: MIT
+/*
+ * writer.c - segment files: {trace_dir}/{boot_id}/NNNNNNNN.dial9.active
+ * while written, sealed by fsync + rename to NNNNNNNN.dial9. Writes go
+ * through io_uring (one submission per flush tick), or pwrite where
+ * io_uring is unavailable. Faults (ENOSPC, EIO, the directory deleted)
+ * never stop the process: batches are counted lost, the fault shows in
+ * the stats, and writing resumes when it clears.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format/wire.h"
+#include "segment/segw.h"
+
+void d9_seg_path(const struct d9_segw *w, uint64_t index, bool active,
+		 char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%08llu" SEG_EXT "%s", w->dir,
+		 (unsigned long long)index, active ? ACTIVE_EXT : "");
+}
+
+static void fault(struct d9_segw *w, int err, const char *what)
+{
+	pthread_mutex_lock(&w->lock);
+	w->write_errors++;
+	w->last_error = err;
+	if (w->health != DIAL9_HEALTH_DEGRADED) {
+		w->health = DIAL9_HEALTH_DEGRADED;
+		d9_log("cannot %s in %s: %s; recording goes on, events are "
+		       "counted as lost until this clears",
+		       what, w->dir, strerror(-err));
+	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+static void healthy(struct d9_segw *w)
+{
+	if (w->health == DIAL9_HEALTH_OK)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->health = DIAL9_HEALTH_OK;
+	w->faults_recovered++;
+	pthread_mutex_unlock(&w->lock);
+	d9_log("writing trace segments again in %s", w->dir);
+}
+
+static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t off)
+{
+	while (n) {
+		ssize_t r = pwrite(fd, p, n, (off_t)off);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;
+		p += r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+static char hostname_buf[256];
+
+/* Header, metadata and clock sync: the first stream of a segment. */
+static int write_preamble(struct d9_segw *w)
+{
+	struct dial9_encoder *e;
+	char pid[24], idx[24];
+	const char *keys[] = { "boot_id", "pid", "host", "service", "library",
+			       "io_backend", "clock", "segment_index",
+			       "sched_backend", "sched_note" };
+	const char *vals[10];
+	const void *data;
+	size_t len;
+	int ret;
+
+	if ((ret = dial9_encoder_new(&e)))
+		return ret;
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	snprintf(idx, sizeof(idx), "%llu", (unsigned long long)w->index);
+	if (!hostname_buf[0] && gethostname(hostname_buf, sizeof(hostname_buf) - 1))
+		strcpy(hostname_buf, "unknown");
+	vals[0] = w->boot_id;
+	vals[1] = pid;
+	vals[2] = w->o.host ? w->o.host : hostname_buf;
+	vals[3] = w->service;
+	vals[4] = "libdial9 " DIAL9_VERSION_STRING;
+	vals[5] = w->uring ? "io_uring" : "pwrite";
+	vals[6] = w->o.clock;
+	vals[7] = idx;
+	vals[8] = w->o.sched_backend ? w->o.sched_backend : "none";
+	vals[9] = w->o.sched_note ? w->o.sched_note : "";
+	ret = dial9_encoder_begin_stream(e);
+	if (!ret)
+		ret = dial9_encoder_metadata(e, 10, keys, vals);
+	if (!ret)
+		ret = dial9_encoder_clock_sync(e, d9_clock_gettime_ns(),
+					       d9_clock_realtime_ns());
+	if (!ret)
+		ret = dial9_encoder_end_stream(e);
+	if (!ret) {
+		data = dial9_encoder_data(e, &len);
+		ret = pwrite_all(w->fd, data, len, 0);
+		if (!ret)
+			w->size = len;
+	}
+	dial9_encoder_free(e);
+	return ret;
+}
+
+static int open_segment(struct d9_segw *w)
+{
+	char path[600];
+	int ret;
+
+	d9_seg_path(w, w->index, true, path, sizeof(path));
+	if (w->o.memory) /* RAM only: never linked into a directory */
+		w->fd = memfd_create(strrchr(path, '/') + 1, MFD_CLOEXEC);
+	else
+		w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->fd < 0)
+		return -errno;
+	w->size = 0;
+	w->nbatches = 0;
+	w->opened_ns = d9_clock_gettime_ns();
+	pthread_mutex_lock(&w->lock);
+	w->seg_events = 0;
+	w->seg_batches = 0;
+	pthread_mutex_unlock(&w->lock);
+	ret = write_preamble(w);
+	if (ret) {
+		close(w->fd);
+		w->fd = -1;
+		if (!w->o.memory)
+			unlink(path);
+	}
+	return ret;
+}
+
+static int take_lock(struct d9_segw *w)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/.lock", w->dir);
+	w->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (w->lockfd < 0)
+		return -errno;
+	if (flock(w->lockfd, LOCK_EX | LOCK_NB)) {
+		int ret = -errno;
+
+		close(w->lockfd);
+		w->lockfd = -1;
+		return ret;
+	}
+	return 0;
+}
+
+/*
+ * The active segment was deleted underneath: what was written into it
+ * is gone, so it counts as lost, not written (and dial9.lost says so in
+ * the next segment).
+ */
+static void lose_active(struct d9_segw *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->events_written -= w->seg_events;
+	w->events_lost += w->seg_events;
+	w->batches_written -= w->seg_batches;
+	w->batches_lost += w->seg_batches;
+	w->seg_events = 0;
+	w->seg_batches = 0;
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Seal the active segment (or delete it if it holds no batch). */
+static void seal(struct d9_segw *w)
+{
+	char from[600], to[600];
+	int memfd = -1;
+
+	if (w->fd < 0)
+		return;
+	d9_seg_path(w, w->index, true, from, sizeof(from));
+	if (w->o.memory) {
+		if (!w->nbatches) {
+			close(w->fd);
+			w->fd = -1;
+			return;
+		}
+		memfd = w->fd; /* sealed: kept, read-only from now on */
+		w->fd = -1;
+		d9_seg_path(w, w->index, false, to, sizeof(to));
+		goto sealed;
+	}
+	if (!w->nbatches) {
+		close(w->fd);
+		w->fd = -1;
+		unlink(from);
+		return;
+	}
+	d9_seg_path(w, w->index, false, to, sizeof(to));
+	if (fsync(w->fd))
+		fault(w, -errno, "sync a segment");
+	close(w->fd);
+	w->fd = -1;
+	if (rename(from, to)) {
+		int err = -errno;
+
+		if (err == -ENOENT)
+			lose_active(w);
+		fault(w, err, "seal a segment");
+		w->broken = true;
+		return;
+	}
+sealed:
+	pthread_mutex_lock(&w->budget_lock);
+	if (w->nsealed == w->sealed_cap) {
+		size_t nc = w->sealed_cap ? w->sealed_cap * 2 : 16;
+		struct sealed *ns = realloc(w->sealed, nc * sizeof(*ns));
+
+		if (ns) {
+			w->sealed = ns;
+			w->sealed_cap = nc;
+		}
+	}
+	if (w->nsealed < w->sealed_cap) {
+		memset(&w->sealed[w->nsealed], 0, sizeof(*w->sealed));
+		w->sealed[w->nsealed].index = w->index;
+		w->sealed[w->nsealed].size = w->size;
+		w->sealed[w->nsealed].start_ns = w->opened_ns;
+		w->sealed[w->nsealed].end_ns = d9_clock_gettime_ns();
+		w->sealed[w->nsealed].fd = memfd;
+		w->nsealed++;
+		w->sealed_bytes += w->size;
+		memfd = -1;
+	}
+	pthread_mutex_unlock(&w->budget_lock);
+	if (memfd >= 0) { /* no memory to keep it: lost */
+		close(memfd);
+		fault(w, -ENOMEM, "keep a sealed segment");
+		return;
+	}
+	pthread_mutex_lock(&w->lock);
+	w->segments_sealed++;
+	pthread_mutex_unlock(&w->lock);
+	if (w->o.sealed && !w->o.trigger) {
+		if (w->o.memory) {
+			int fd = d9_segw_dup(w, w->index);
+
+			if (fd >= 0)
+				w->o.sealed(w->o.sealed_ctx, w->index, to, fd);
+		} else {
+			w->o.sealed(w->o.sealed_ctx, w->index, to, -1);
+		}
+	}
+}
+
+void d9_segw_seal_final(struct d9_segw *w)
+{
+	if (!w->broken)
+		seal(w);
+	w->o.sealed = NULL;
+}
+
+void d9_segw_rotate(struct d9_segw *w)
+{
+	int ret;
+
+	if (w->fd < 0 || !w->nbatches)
+		return;
+	seal(w);
+	w->size = 0;
+	d9_segw_evict(w);
+	if (w->broken)
+		return;
+	w->index++;
+	ret = open_segment(w);
+	if (ret) {
+		fault(w, ret, "open a segment");
+		w->broken = true;
+	}
+}
+
+bool d9_segw_rotation_due(struct d9_segw *w, uint64_t now)
+{
+	return w->fd >= 0 && w->nbatches && now - w->opened_ns >= w->o.rotation_ns;
+}
+
+static void try_reopen(struct d9_segw *w)
+{
+	uint64_t now = d9_clock_gettime_ns();
+	bool existed;
+	int ret;
+
+	if (now < w->next_retry_ns)
+		return;
+	w->next_retry_ns = now + RETRY_NS;
+	if (w->fd >= 0) {
+		close(w->fd);
+		w->fd = -1;
+	}
+	if (w->o.memory) { /* a new memfd, nothing else to recreate */
+		w->index++;
+		ret = open_segment(w);
+		if (ret) {
+			fault(w, ret, "create a segment in memory");
+			return;
+		}
+		w->broken = false;
+		healthy(w);
+		return;
+	}
+	existed = !access(w->dir, F_OK);
+	ret = d9_mkdirs(w->dir);
+	if (!ret) {
+		if (w->lockfd >= 0)
+			close(w->lockfd);
+		ret = take_lock(w);
+	}
+	if (!ret) {
+		w->index++;
+		ret = open_segment(w);
+	}
+	if (ret) {
+		fault(w, ret, "recreate the trace directory");
+		return;
+	}
+	w->broken = false;
+	if (!existed) {
+		/* the directory was deleted with the segments in it */
+		pthread_mutex_lock(&w->budget_lock);
+		w->nsealed = 0;
+		w->sealed_bytes = 0;
+		pthread_mutex_unlock(&w->budget_lock);
+	}
+	healthy(w);
+}
+
+void d9_segw_tick(struct d9_segw *w)
+{
+	struct stat st;
+
+	if (!w->o.memory && !w->broken && w->fd >= 0 && !fstat(w->fd, &st) &&
+	    st.st_nlink == 0) {
+		lose_active(w);
+		fault(w, -ENOENT, "find the active segment (deleted)");
+		w->broken = true;
+	}
+	if (w->broken)
+		try_reopen(w);
+}
+
+static void count(struct d9_segw *w, struct d9_batch *b, bool ok)
+{
+	pthread_mutex_lock(&w->lock);
+	if (ok) {
+		w->events_written += b->nevents;
+		w->batches_written += b->nevents ? 1 : 0;
+		w->seg_events += b->nevents;
+		w->seg_batches += b->nevents ? 1 : 0;
+		w->bytes_written += b->len;
+	} else {
+		w->events_lost += b->nevents;
+		w->batches_lost++;
+	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Write b[0..n) at consecutive offsets; returns how many were written
+ * completely (a failure truncates the file after the last of those). */
+static unsigned int write_run(struct d9_segw *w, struct d9_batch **b,
+			      unsigned int n, int *err)
+{
+	uint64_t off = w->size;
+	unsigned int done = n;
+	int res[RING_DEPTH];
+
+	*err = 0;
+	if (w->uring) {
+		for (unsigned int i = 0; i < n; i++) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
+
+			io_uring_prep_write(sqe, w->fd, b[i]->data, (unsigned int)b[i]->len,
+					    off);
+			sqe->user_data = i;
+			off += b[i]->len;
+			res[i] = 0;
+		}
+		int ret = io_uring_submit_and_wait(&w->ring, n);
+
+		for (unsigned int got = 0; got < n && ret >= 0; got++) {
+			struct io_uring_cqe *cqe;
+
+			ret = io_uring_wait_cqe(&w->ring, &cqe);
+			if (ret)
+				break;
+			res[cqe->user_data] = cqe->res;
+			io_uring_cqe_seen(&w->ring, cqe);
+		}
+		if (ret < 0) {
+			*err = ret;
+			return 0;
+		}
+		off = w->size;
+		for (unsigned int i = 0; i < n; i++) {
+			if (res[i] < 0) {
+				*err = res[i];
+			} else if ((size_t)res[i] < b[i]->len) {
+				/* short write: finish it synchronously */
+				*err = pwrite_all(w->fd, b[i]->data + res[i],
+						  b[i]->len - (size_t)res[i],
+						  off + (uint64_t)res[i]);
+			}
+			if (*err) {
+				done = i;
+				break;
+			}
+			off += b[i]->len;
+		}
+	} else {
+		for (unsigned int i = 0; i < n; i++) {
+			*err = pwrite_all(w->fd, b[i]->data, b[i]->len, off);
+			if (*err) {
+				done = i;
+				break;
+			}
+			off += b[i]->len;
+		}
+	}
+	for (unsigned int i = 0; i < done; i++)
+		w->size += b[i]->len;
+	if (done < n && ftruncate(w->fd, (off_t)w->size))
+		(void)0; /* the next successful write overwrites the tail */
+	return done;
+}
+
+uint64_t d9_segw_write(struct d9_segw *w, struct d9_batch **b, unsigned int n)
+{
+	uint64_t written = 0;
+	unsigned int i = 0;
+
+	if (w->broken)
+		try_reopen(w);
+	while (i < n) {
+		unsigned int k = 0, done;
+		uint64_t sz;
+		int err;
+
+		if (w->broken || w->fd < 0) {
+			for (; i < n; i++)
+				count(w, b[i], false);
+			break;
+		}
+		if (w->nbatches && w->size + b[i]->len > w->o.max_file) {
+			d9_segw_rotate(w);
+			continue;
+		}
+		/* a run that fits the file and the ring */
+		sz = w->size;
+		while (i + k < n && k < RING_DEPTH &&
+		       (!k || sz + b[i + k]->len <= w->o.max_file)) {
+			sz += b[i + k]->len;
+			k++;
+		}
+		done = write_run(w, b + i, k, &err);
+		for (unsigned int j = 0; j < k; j++) {
+			count(w, b[i + j], j < done);
+			if (j < done) {
+				written += b[i + j]->nevents;
+				w->nbatches++;
+			}
+		}
+		i += k;
+		if (err)
+			fault(w, err, "write a segment");
+		else
+			healthy(w);
+	}
+	if (w->fd >= 0 && w->size >= w->o.max_file)
+		d9_segw_rotate(w);
+	return written;
+}
+
+void d9_segw_write_raw(struct d9_segw *w, const void *p, size_t n)
+{
+	struct d9_batch b = { .data = (uint8_t *)p, .len = n }, *bp = &b;
+
+	d9_segw_write(w, &bp, 1);
+}
+
+static void make_boot_id(char *buf, size_t len)
+{
+	uint8_t r[4];
+	char tag[5];
+
+	if (getrandom(r, sizeof(r), GRND_NONBLOCK) != sizeof(r)) {
+		uint64_t t = d9_clock_gettime_ns();
+
+		memcpy(r, &t, sizeof(r));
+	}
+	for (int i = 0; i < 4; i++)
+		tag[i] = (char)('a' + r[i] % 26);
+	tag[4] = 0;
+	snprintf(buf, len, "%s-%d", tag, (int)getpid());
+}
+
+int d9_segw_open(struct d9_segw **out, const struct d9_seg_opts *o)
+{
+	struct d9_segw *w = calloc(1, sizeof(*w));
+	int ret;
+
+	if (!w)
+		return -ENOMEM;
+	w->o = *o;
+	w->fd = w->lockfd = -1;
+	w->index = 1;
+	w->health = DIAL9_HEALTH_OK;
+	w->pipeline = o->sealed != NULL && !o->trigger;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_mutex_init(&w->budget_lock, NULL);
+	w->trace_dir = strdup(o->trace_dir);
+	w->service = strdup(o->service);
+	if (!w->trace_dir || !w->service) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	make_boot_id(w->boot_id, sizeof(w->boot_id));
+	if (o->memory) {
+		/* no directory, no lock, no salvage: nothing on disk */
+		snprintf(w->dir, sizeof(w->dir), "memory:%s", w->boot_id);
+		goto ring;
+	}
+	if (snprintf(w->dir, sizeof(w->dir), "%s/%s", o->trace_dir,
+		     w->boot_id) >= (int)sizeof(w->dir)) {
+		ret = -ENAMETOOLONG;
+		goto out_free;
+	}
+	ret = d9_mkdirs(w->dir);
+	if (ret)
+		goto out_free;
+	ret = take_lock(w);
+	if (ret)
+		goto out_rmdir;
+	d9_salvage(o->trace_dir, w->boot_id);
+ring:
+	if (o->io_backend != DIAL9_IO_PWRITE) {
+		ret = io_uring_queue_init(RING_DEPTH, &w->ring, 0);
+		if (!ret) {
+			w->uring = true;
+		} else if (o->io_backend == DIAL9_IO_URING) {
+			goto out_unlock;
+		}
+	}
+	ret = open_segment(w);
+	if (ret)
+		goto out_ring;
+	*out = w;
+	return 0;
+out_ring:
+	if (w->uring)
+		io_uring_queue_exit(&w->ring);
+out_unlock:
+	if (o->memory)
+		goto out_free;
+	close(w->lockfd);
+	{
+		char path[600];
+
+		snprintf(path, sizeof(path), "%s/.lock", w->dir);
+		unlink(path);
+	}
+out_rmdir:
+	rmdir(w->dir);
+out_free:
+	free(w->trace_dir);
+	free(w->service);
+	free(w);
+	return ret;
+}
+
+void d9_segw_close(struct d9_segw *w, struct dial9_stats *st)
+{
+	char path[600];
+
+	if (!w)
+		return;
+	if (!w->broken)
+		seal(w);
+	else if (w->fd >= 0)
+		close(w->fd);
+	w->size = 0;
+	d9_segw_evict(w);
+	if (st)
+		d9_segw_stats(w, st);
+	if (w->uring)
+		io_uring_queue_exit(&w->ring);
+	for (size_t i = 0; i < w->nsealed; i++) /* memory: what is left is lost */
+		if (w->sealed[i].fd >= 0)
+			close(w->sealed[i].fd);
+	if (!w->o.memory) {
+		snprintf(path, sizeof(path), "%s/.lock", w->dir);
+		unlink(path);
+		if (w->lockfd >= 0)
+			close(w->lockfd);
+		rmdir(w->dir); /* only if empty */
+	}
+	free(w->sealed);
+	free(w->trace_dir);
+	free(w->service);
+	pthread_mutex_destroy(&w->lock);
+	pthread_mutex_destroy(&w->budget_lock);
+	free(w);
+}
+
+void d9_segw_stats(struct d9_segw *w, struct dial9_stats *st)
+{
+	pthread_mutex_lock(&w->lock);
+	st->health = (uint32_t)w->health;
+	st->last_error = w->last_error;
+	st->io_backend = w->uring ? DIAL9_IO_URING : DIAL9_IO_PWRITE;
+	st->events_written = w->events_written;
+	st->events_lost += w->events_lost;
+	st->batches_written = w->batches_written;
+	st->batches_lost += w->batches_lost;
+	st->bytes_written = w->bytes_written;
+	st->segments_sealed = w->segments_sealed;
+	st->segments_evicted = w->segments_evicted;
+	st->write_errors = w->write_errors;
+	st->faults_recovered = w->faults_recovered;
+	st->pipe_evicted = w->pipe_evicted;
+	snprintf(st->boot_id, sizeof(st->boot_id), "%s", w->boot_id);
+	snprintf(st->dir, sizeof(st->dir), "%s", w->dir);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* In a forked child: let go of the parent's files without touching them. */
+void d9_segw_fork_child(struct d9_segw *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	if (w->lockfd >= 0)
+		close(w->lockfd);
+	if (w->uring)
+		close(w->ring.ring_fd);
+	for (size_t i = 0; i < w->nsealed; i++)
+		if (w->sealed[i].fd >= 0)
+			close(w->sealed[i].fd);
+}
+
