@@ -18,8 +18,8 @@
 # -sys), the product paths as shipped: dial9-lib is dial9-libpairs, the
 # same workload linking libdial9 and recording itself with the library's
 # defaults (DIAL9_ENABLED=1; its "none" is the same binary without it);
-# dial9-record is `dial9 record --children -- CMD`.  LOSS_CFGS (env)
-# picks the loss part's configurations.
+# dial9-record is `dial9 record --children -- CMD`.  LOSS_CFGS and
+# COST_CFGS (env) pick the loss and cost parts' configurations.
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 grep -q ' /sys/kernel/tracing ' /proc/mounts ||
@@ -173,6 +173,8 @@ run() {
 have() { command -v "$1" >/dev/null 2>&1; }
 cfgs="none dial9-self dial9-proc dial9-sys dial9-record perf-sched trace-cmd bpftrace"
 have bpftrace || cfgs=${cfgs% bpftrace}
+# COST_CFGS (env) picks the cost part's configurations.
+cfgs=${COST_CFGS:-$cfgs}
 # The workload a configuration runs in the loss part: dial9-lib is the
 # ping-pong linking libdial9.
 losswl() { case $1 in dial9-lib*) echo libpp ;; *) echo pingpong ;; esac; }
