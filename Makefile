@@ -134,6 +134,8 @@ demo: deps vm-payload $(BUILD)/vm-bin/contention
 		--module $(KO) --example $(BUILD)/examples/dial9-read \
 		--file $(VM_DIAL9) --file $(BUILD)/vm-bin/contention \
 		--demo "contention /tmp/demo && dial9 sched --culprits --top 6 /tmp/demo && \
+			dial9 sched --explain --min-delay 15000 /tmp/demo | \
+			sed -n '/^delays of/,/^(each/p' && \
 			dial9 report --html /tmp/demo -o /tmp/report.html && \
 			echo DIAL9-REPORT-BEGIN && base64 /tmp/report.html && \
 			echo DIAL9-REPORT-END" --out $(BUILD)/demo \

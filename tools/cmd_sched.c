@@ -208,7 +208,7 @@ static int sched_live(struct sched_stats *st, int *pids, unsigned int npids,
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dial9 sched [--tid N] [--min-delay US] [--top N] [--culprits] [--json] TRACE...\n"
+		"usage: dial9 sched [--tid N] [--min-delay US] [--top N] [--culprits] [--explain] [--json] TRACE...\n"
 		"       dial9 sched --live [-p PID]... [--threshold US] [--duration S]\n"
 		"\nFirst the losses: scheduler records (per CPU, and the time window of\n"
 		"each loss), application events, and processes the kernel could not\n"
@@ -221,6 +221,9 @@ static void usage(FILE *out)
 		"--culprits: per thread, what had the CPU it waited on during its\n"
 		"waits (threads of the recording by name; other processes and the\n"
 		"idle task as one each), with the time and the number of waits.\n"
+		"--explain: each delay of --min-delay or more (default 1000 us):\n"
+		"when, on which CPU, preempted or woken and by whom, what ran on\n"
+		"that CPU meanwhile, how long another CPU was idle meanwhile.\n"
 		"--live prints each delay above --threshold (default 10000 us) as it\n"
 		"happens and the report on Ctrl-C.\n");
 }
@@ -233,6 +236,7 @@ int cmd_sched(int argc, char **argv)
 		{ "top", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "culprits", no_argument, NULL, 'c' },
+		{ "explain", no_argument, NULL, 'e' },
 		{ "live", no_argument, NULL, 'l' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "threshold", required_argument, NULL, 'T' },
@@ -269,6 +273,7 @@ int cmd_sched(int argc, char **argv)
 		case 'n': ro.top = (int)v; break;
 		case 'j': ro.json = true; break;
 		case 'c': ro.culprits = true; break;
+		case 'e': ro.explain = true; break;
 		case 'l': live = true; break;
 		case 'p':
 			if (npids == 64 || !v || v > 4194304) {
@@ -283,8 +288,11 @@ int cmd_sched(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
+	/* --explain: each delay of --min-delay or more, by default 1 ms */
+	ro.explain_ns = ro.min_delay_ns ? ro.min_delay_ns : 1000000;
 	d9_sched_stats_init(&st);
-	if (ro.culprits && d9_sched_stats_want_culprits(&st)) {
+	if ((ro.culprits || ro.explain) &&
+	    d9_sched_stats_want_culprits(&st)) {
 		fprintf(stderr, "dial9 sched: out of memory\n");
 		return 1;
 	}

@@ -183,68 +183,6 @@ static void losses_json(const struct sched_stats *st, FILE *out)
 	fputc(']', out);
 }
 
-/* A culprit's name: its thread's, or what stood for it. */
-static const char *culprit_name(struct sched_stats *st, uint32_t src,
-				const struct sched_culprit *c)
-{
-	switch (c->kind) {
-	case SCHED_OCC_IDLE: return "(idle)";
-	case SCHED_OCC_OTHERS: return "(other processes)";
-	case SCHED_OCC_IDLE_OR_OTHERS: return "(idle or other processes)";
-	}
-	long i = d9_sched_stats_find(st, src, c->tid, c->tgid);
-
-	return i >= 0 && st->threads[i].name[0] ? st->threads[i].name : "?";
-}
-
-static void culprits_json(struct sched_stats *st, const struct sched_thread *t,
-			  FILE *out)
-{
-	fputs(",\"culprits\":[", out);
-	for (size_t i = 0; i < t->nculprits; i++) {
-		const struct sched_culprit *c = &t->culprits[i];
-		const char *name = culprit_name(st, t->src, c);
-
-		fputs(i ? ",{\"name\":" : "{\"name\":", out);
-		json_str(out, name, strlen(name));
-		if (c->kind == SCHED_OCC_THREAD && c->tgid)
-			fprintf(out, ",\"tid\":%u,\"pid\":%u", c->tid, c->tgid);
-		else if (c->kind == SCHED_OCC_THREAD)
-			fprintf(out, ",\"tid\":%u,\"pid\":null", c->tid);
-		else
-			fputs(",\"tid\":null,\"pid\":null", out);
-		fprintf(out, ",\"ns\":%" PRIu64 ",\"count\":%" PRIu64 "}",
-			c->ns, c->waits);
-	}
-	fputc(']', out);
-}
-
-/* The culprits of @t, largest first, at most @max of them. */
-static void culprits_text(struct sched_stats *st, const struct sched_thread *t,
-			  size_t max, FILE *out)
-{
-	uint64_t sum = 0;
-
-	for (size_t i = 0; i < t->nculprits; i++)
-		sum += t->culprits[i].ns;
-	fprintf(out, "culprits of %u (%s), during %.3f ms of its waits:\n",
-		t->tid, t->name[0] ? t->name : "?", sum / 1e6);
-	for (size_t i = 0; i < t->nculprits && i < max; i++) {
-		const struct sched_culprit *c = &t->culprits[i];
-		char who[48] = "";
-
-		if (c->kind == SCHED_OCC_THREAD && c->tgid)
-			snprintf(who, sizeof(who), " %u/%u", c->tgid, c->tid);
-		else if (c->kind == SCHED_OCC_THREAD)
-			snprintf(who, sizeof(who), " ?/%u", c->tid);
-		fprintf(out, "  %-26.26s%-16s %10.3f ms %5.1f%% in %" PRIu64
-			" waits\n", culprit_name(st, t->src, c), who,
-			c->ns / 1e6, sum ? 100.0 * c->ns / sum : 0, c->waits);
-	}
-	if (t->nculprits > max)
-		fprintf(out, "  (%zu more)\n", t->nculprits - max);
-}
-
 static void thread_json(struct sched_stats *st, struct sched_thread *t,
 			bool culprits, FILE *out)
 {
@@ -285,7 +223,7 @@ static void thread_json(struct sched_stats *st, struct sched_thread *t,
 		*utc ? utc : "null", *utc ? "\"" : "", t->migrations,
 		t->sampled ? "true" : "false");
 	if (culprits)
-		culprits_json(st, t, out);
+		sched_culprits_json(st, t, out);
 	fputc('}', out);
 }
 
@@ -349,7 +287,10 @@ void sched_stats_report(struct sched_stats *st,
 		fprintf(out, "],\"histogram_us_log2\":[");
 		for (int i = 0; i < SCHED_HIST_BUCKETS; i++)
 			fprintf(out, "%s%" PRIu64, i ? "," : "", st->hist[i]);
-		fprintf(out, "]}\n");
+		fputc(']', out);
+		if (o->explain && sched_explain_json(st, o->explain_ns, out))
+			fprintf(stderr, "dial9: out of memory\n");
+		fprintf(out, "}\n");
 		free(v);
 		return;
 	}
@@ -391,8 +332,14 @@ void sched_stats_report(struct sched_stats *st,
 	for (size_t i = 0; o->culprits && i < n; i++)
 		if (v[i]->nculprits) {
 			fputc('\n', out);
-			culprits_text(st, v[i], 8, out);
+			sched_culprits_text(st, v[i], 8, out);
 		}
+	if (o->explain) {
+		fputc('\n', out);
+		if (sched_explain_text(st, o->explain_ns, 20, out))
+			fprintf(stderr, "dial9: out of memory\n");
+		fprintf(out, "(each delay: when it began, on which CPU it ended, whether the thread was preempted or woken and by whom, what ran on that CPU meanwhile, and the most any other CPU was idle meanwhile, where the balancer could have moved it)\n");
+	}
 	if (o->culprits)
 		fprintf(out, "(culprits: what had the CPU a thread waited on, during its waits, on the CPU each wait ended on; tasks outside the recording are one culprit, \"other processes\", and a gap between one and the idle task is \"idle or other processes\")\n");
 	fputc('\n', out);

@@ -16,6 +16,8 @@ struct sched_report_opts {
 	int top;			/* at most this many threads, 0 = all */
 	bool json;
 	bool culprits;			/* who had the CPU during the waits */
+	bool explain;			/* each delay of explain_ns or more */
+	uint64_t explain_ns;
 };
 
 /* Losses and unfollowed processes: what makes the figures incomplete. */
@@ -25,5 +27,15 @@ void sched_stats_report(struct sched_stats *st,
 			const struct sched_report_opts *o, FILE *out);
 /* The histogram alone, like BCC's runqlat. */
 void sched_hist_print(const uint64_t *hist, FILE *out);
+
+/* sched_why.c: culprits (st->culprits collected) and explanations. */
+void sched_culprits_json(struct sched_stats *st, const struct sched_thread *t,
+			 FILE *out);
+void sched_culprits_text(struct sched_stats *st, const struct sched_thread *t,
+			 size_t max, FILE *out);
+/* ,"delays":[...] / the @max longest as text; 0 or -ENOMEM. */
+int sched_explain_json(struct sched_stats *st, uint64_t min_ns, FILE *out);
+int sched_explain_text(struct sched_stats *st, uint64_t min_ns, size_t max,
+		       FILE *out);
 
 #endif

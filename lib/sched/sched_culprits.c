@@ -107,7 +107,8 @@ void d9_culprits_lost(struct sched_culprits *c, uint32_t src, uint32_t cpu)
 }
 
 int d9_culprits_wait(struct sched_culprits *c, uint32_t src, uint32_t cpu,
-		     size_t thread, uint64_t start, uint64_t end)
+		     size_t thread, uint64_t start, uint64_t end,
+		     const struct sched_wait_info *info)
 {
 	if (end <= start)
 		return 0;
@@ -115,7 +116,7 @@ int d9_culprits_wait(struct sched_culprits *c, uint32_t src, uint32_t cpu,
 		    sizeof(*c->waits)))
 		return -ENOMEM;
 	c->waits[c->nwaits++] = (struct sched_wait){ start, end, src, cpu,
-						     thread };
+						     thread, *info };
 	return 0;
 }
 
@@ -182,4 +183,96 @@ int d9_culprits_resolve(struct sched_culprits *c,
 		}
 	}
 	return 0;
+}
+
+/* Time of @cpu of @src in the idle task over [start, end). */
+static uint64_t idle_on(const struct sched_culprits *c, uint32_t src,
+			uint32_t cpu, uint64_t start, uint64_t end)
+{
+	uint64_t ns = 0;
+
+	for (size_t i = first_after(c, src, cpu, start); i < c->nocc; i++) {
+		const struct sched_occ *o = &c->occ[i];
+		uint64_t s, e;
+
+		if (o->src != src || o->cpu != cpu || o->start >= end)
+			break;
+		if (o->kind != SCHED_OCC_IDLE)
+			continue;
+		s = o->start > start ? o->start : start;
+		e = o->end < end ? o->end : end;
+		if (e > s)
+			ns += e - s;
+	}
+	return ns;
+}
+
+static bool same_occupant(const struct sched_culprit *a,
+			  const struct sched_occ *b)
+{
+	return a->kind == b->kind &&
+	       (a->kind != SCHED_OCC_THREAD ||
+		(a->tid == b->tid && a->tgid == b->tgid));
+}
+
+int d9_culprits_explain(struct sched_culprits *c, uint64_t min_ns,
+			int (*fn)(void *ctx, const struct sched_wait *w,
+				  const struct sched_culprit *ran, size_t n,
+				  uint64_t idle_elsewhere_ns),
+			void *ctx)
+{
+	struct sched_culprit *ran = NULL;
+	size_t cap = 0;
+	int ret = 0;
+
+	for (size_t w = 0; !ret && w < c->nwaits; w++) {
+		const struct sched_wait *wt = &c->waits[w];
+		uint64_t idle = 0;
+		size_t n = 0;
+
+		if (!wt->info.delay_ns || wt->info.delay_ns < min_ns)
+			continue;
+		for (size_t i = first_after(c, wt->src, wt->cpu, wt->start);
+		     i < c->nocc; i++) {
+			const struct sched_occ *o = &c->occ[i];
+			uint64_t s, e;
+			size_t j;
+
+			if (o->src != wt->src || o->cpu != wt->cpu ||
+			    o->start >= wt->end)
+				break;
+			s = o->start > wt->start ? o->start : wt->start;
+			e = o->end < wt->end ? o->end : wt->end;
+			if (e <= s)
+				continue;
+			for (j = 0; j < n && !same_occupant(&ran[j], o); j++)
+				;
+			if (j == n) {
+				if (d9_grow((void **)&ran, &cap, n + 1,
+					    sizeof(*ran))) {
+					ret = -ENOMEM;
+					break;
+				}
+				ran[n++] = (struct sched_culprit){
+					.kind = o->kind, .tid = o->tid,
+					.tgid = o->tgid, .waits = 1 };
+			}
+			ran[j].ns += e - s;
+		}
+		/* The most any other CPU of the source was idle meanwhile. */
+		for (size_t k = 0; !ret && k < c->nouts; k++) {
+			uint64_t ns;
+
+			if (c->outs[k].src != wt->src || c->outs[k].cpu == wt->cpu)
+				continue;
+			ns = idle_on(c, wt->src, c->outs[k].cpu, wt->start,
+				     wt->end);
+			if (ns > idle)
+				idle = ns;
+		}
+		if (!ret)
+			ret = fn(ctx, wt, ran, n, idle);
+	}
+	free(ran);
+	return ret;
 }

@@ -27,6 +27,7 @@
 #ifndef DIAL9_SCHED_CULPRITS_H
 #define DIAL9_SCHED_CULPRITS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,10 +52,28 @@ struct sched_occ {
 	uint32_t src, cpu, kind, tid, tgid;
 };
 
+/* How a wait began. */
+enum sched_cause {
+	SCHED_CAUSE_NEW,		/* a thread's first run */
+	SCHED_CAUSE_PREEMPTED,		/* switched out still runnable */
+	SCHED_CAUSE_WOKEN,		/* blocked, then woken */
+	SCHED_CAUSE_UNKNOWN,		/* its state before is not known */
+};
+
+/* What a switch-in says of the wait it ended (for --explain). */
+struct sched_wait_info {
+	uint32_t cause;			/* enum sched_cause */
+	uint64_t delay_ns;		/* the whole wait; 0: not known */
+	bool waker_known;		/* the waking is in the trace */
+	bool waker_irq;			/* woken from an interrupt */
+	uint32_t waker_tid, waker_tgid;
+};
+
 struct sched_wait {
-	uint64_t start, end;
+	uint64_t start, end;		/* on the CPU it ended on */
 	uint32_t src, cpu;
 	size_t thread;
+	struct sched_wait_info info;
 };
 
 /* A CPU's last recorded switch-out, until the next switch-in there. */
@@ -87,7 +106,8 @@ int d9_culprits_in(struct sched_culprits *c, uint32_t src, uint32_t cpu,
 void d9_culprits_lost(struct sched_culprits *c, uint32_t src, uint32_t cpu);
 /* Thread index @thread waited on @cpu over [start, end); -ENOMEM. */
 int d9_culprits_wait(struct sched_culprits *c, uint32_t src, uint32_t cpu,
-		     size_t thread, uint64_t start, uint64_t end);
+		     size_t thread, uint64_t start, uint64_t end,
+		     const struct sched_wait_info *info);
 /*
  * Lay every wait over its CPU's occupants: @add(ctx, thread, occupant,
  * ns, wait) for each overlap of wait number @wait with an occupant's
@@ -97,6 +117,21 @@ int d9_culprits_resolve(struct sched_culprits *c,
 			int (*add)(void *ctx, size_t thread,
 				   const struct sched_occ *o, uint64_t ns,
 				   size_t wait),
+			void *ctx);
+
+/*
+ * The waits whose whole length is known and at least @min_ns, in the
+ * order they ended, each with what ran on its CPU meanwhile (@ran[0..n):
+ * one per occupant, in the order they first ran, ns its time) and the
+ * most any other CPU of its source was idle meanwhile (the trace does
+ * not hold the thread's affinity: any CPU counts): @fn(ctx, wait, ran,
+ * n, idle_elsewhere_ns); stops at an error @fn returns, or -ENOMEM.
+ * Call after d9_culprits_resolve() (which sorts the occupants).
+ */
+int d9_culprits_explain(struct sched_culprits *c, uint64_t min_ns,
+			int (*fn)(void *ctx, const struct sched_wait *w,
+				  const struct sched_culprit *ran, size_t n,
+				  uint64_t idle_elsewhere_ns),
 			void *ctx);
 
 #endif

@@ -53,6 +53,8 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 	f->parent = dial9_schema_field_index(s, "parent_pid");
 	f->pexec = dial9_schema_field_index(s, "privileged_exec");
 	f->waker = dial9_schema_field_index(s, "waker_tid");
+	f->wakerpid = dial9_schema_field_index(s, "waker_pid");
+	f->irq = dial9_schema_field_index(s, "from_irq");
 	f->events = dial9_schema_field_index(s, "events");
 	f->other = dial9_schema_field_index(s, f->kind == SK_OUT ? "next_tid" :
 						"prev_tid");
@@ -139,6 +141,11 @@ int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 		return f->kind == SK_OUT ? d9_sched_stats_out(st, &e, NULL) :
 					   d9_sched_stats_in(st, &e, NULL);
 	case SK_WAKING:
+		if (f->waker >= 0)
+			d9_sched_stats_waking(st, src, r->ts_ns, tid, pid,
+				(uint32_t)d9_sched_fu64(r, f->waker),
+				(uint32_t)d9_sched_fu64(r, f->wakerpid),
+				f->irq >= 0 && d9_sched_fbool(r, f->irq));
 		return f->cpu >= 0 ? d9_sched_stats_cpu_seen(st, src,
 			(uint32_t)d9_sched_fu64(r, f->cpu), r->ts_ns) : 0;
 	case SK_MIGRATE:

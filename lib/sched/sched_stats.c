@@ -459,10 +459,13 @@ int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 	struct sched_result r = { 0 };
 	struct sched_thread *t;
 	bool with_totals, known;
-	int ret = event_thread(st, e, &t, &r);
+	uint64_t since;
+	int before, ret = event_thread(st, e, &t, &r);
 
 	if (ret <= 0)
 		return ret;
+	before = t->state;
+	since = t->since;
 	with_totals = e->totals && (t->totals || !t->last);
 
 	/* How long the wait that ends here was, if that is known. */
@@ -523,11 +526,27 @@ int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 		if (d9_culprits_in(st->culprits, e->src, e->cpu, e->ts,
 				   e->other))
 			return -ENOMEM;
+		struct sched_wait_info wi = {
+			.cause = before == SCHED_RUNNABLE ? SCHED_CAUSE_PREEMPTED :
+				 before == SCHED_BLOCKED ? SCHED_CAUSE_WOKEN :
+				 before == SCHED_NONE && e->totals &&
+				 !e->runq_count ? SCHED_CAUSE_NEW :
+				 SCHED_CAUSE_UNKNOWN,
+			.delay_ns = r.delay > 0 ? r.delay_ns : 0,
+		};
+
+		if (wi.cause == SCHED_CAUSE_WOKEN && t->wake_ts &&
+		    t->wake_ts >= since && t->wake_ts <= e->ts) {
+			wi.waker_known = true;
+			wi.waker_irq = t->waker_irq;
+			wi.waker_tid = t->waker_tid;
+			wi.waker_tgid = t->waker_tgid;
+		}
 		for (int i = 0; i < r.n; i++)
 			if (r.p[i].state == SCHED_RUNNABLE &&
 			    d9_culprits_wait(st->culprits, e->src, e->cpu,
 					     r.thread, r.p[i].start,
-					     r.p[i].end))
+					     r.p[i].end, &wi))
 				return -ENOMEM;
 	}
 	if (res)
@@ -561,6 +580,22 @@ void d9_sched_stats_name(struct sched_stats *st, uint32_t src, uint64_t time_ns,
 	memset(t->name, 0, sizeof(t->name));
 	memcpy(t->name, name, strnlen(name, len));
 	t->name_ns = time_ns;
+}
+
+void d9_sched_stats_waking(struct sched_stats *st, uint32_t src, uint64_t ts,
+			   uint32_t tid, uint32_t tgid, uint32_t waker_tid,
+			   uint32_t waker_tgid, bool irq)
+{
+	long ti = visible(tid) ? d9_sched_stats_find(st, src, tid, tgid) : -1;
+	struct sched_thread *t;
+
+	if (ti < 0)
+		return;		/* never switched: not a thread to report */
+	t = &st->threads[ti];
+	t->wake_ts = ts;
+	t->waker_tid = waker_tid;
+	t->waker_tgid = waker_tgid;
+	t->waker_irq = irq;
 }
 
 int d9_sched_stats_lost(struct sched_stats *st, uint32_t src, uint64_t ts,

@@ -84,6 +84,10 @@ struct sched_thread {
 	int last;			/* 0 none, 1 switch-out, 2 switch-in */
 	uint64_t since;
 	size_t nloss;			/* losses seen at its last event */
+	/* its newest waking (d9_sched_stats_waking), for --explain */
+	uint64_t wake_ts;
+	uint32_t waker_tid, waker_tgid;
+	bool waker_irq;
 	/* with st->culprits, after d9_sched_stats_finish: largest first */
 	struct sched_culprit *culprits;
 	size_t nculprits, culprits_cap;
@@ -160,6 +164,11 @@ void d9_sched_stats_migrate(struct sched_stats *st, uint32_t src, uint32_t tid,
 void d9_sched_stats_name(struct sched_stats *st, uint32_t src, uint64_t time_ns,
 		      uint32_t tid, uint32_t tgid, const char *name,
 		      size_t len);
+/* Thread (@src, @tid) was woken at @ts by (@waker_tid, @waker_tgid), or
+ * from an interrupt (@irq). */
+void d9_sched_stats_waking(struct sched_stats *st, uint32_t src, uint64_t ts,
+			   uint32_t tid, uint32_t tgid, uint32_t waker_tid,
+			   uint32_t waker_tgid, bool irq);
 /* @count records of @cpu were lost just before @ts. */
 int d9_sched_stats_lost(struct sched_stats *st, uint32_t src, uint64_t ts,
 		     uint32_t cpu, uint64_t count);

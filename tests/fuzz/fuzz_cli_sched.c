@@ -9,6 +9,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{ "sched", "--min-delay", "1", "--top", "2", NULL },
 		{ "sched", "--culprits", NULL },
 		{ "sched", "--culprits", "--json", NULL },
+		{ "sched", "--explain", "--min-delay", "0", NULL },
+		{ "sched", "--explain", "--json", NULL },
 	};
 
 	return cli_fuzz_run(cmd_sched, sets, sizeof(sets) / sizeof(sets[0]), data,

@@ -136,4 +136,29 @@ function thread(j, tid, host) {
         "no culprits without --culprits");
 }
 
+/* --explain --min-delay 2 on culprits/: the three waits of 2 us or more */
+{
+  const d = load("explain").delays;
+  const by = (tid) => d.filter((x) => x.tid === tid);
+  const ran = (x) => x.ran.map((r) => `${r.name}:${r.tid}:${r.ns}`).join(" ");
+
+  check(d.length === 3 && !d.some((x) => x.wait_ns < 2000),
+        "explain: every delay of 2 us or more, none shorter");
+  const a = by(501)[0], b = by(502)[0], c = by(503)[0];
+  check(a && a.cause === "preempted" && a.cpu === 0 && a.wait_ns === 40000 &&
+        a.at_ns === a.end_ns - 40000 && a.waker === null &&
+        ran(a) === "?:502:20000 (idle):null:10000 ?:503:5000 (other processes):null:5000" &&
+        a.idle_elsewhere_ns === 0,
+        "explain: a preemption, what ran meanwhile in order, no other CPU idle");
+  check(b && b.cause === "woken" && b.waker && b.waker.tid === 601 &&
+        b.waker.pid === 601 && b.wait_ns === 5000 &&
+        ran(b) === "(idle or other processes):null:5000" &&
+        b.idle_elsewhere_ns === 5000,
+        "explain: a wake-up with its waker, and another CPU idle throughout");
+  check(c && c.cause === "new" && c.wait_ns === 2000 &&
+        ran(c) === "(idle):null:2000", "explain: a new thread's first wait");
+  check(load("explain-1ms").delays.length === 0,
+        "explain: 1 ms by default, and none is that long here");
+}
+
 process.exit(failed);

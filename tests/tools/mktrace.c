@@ -194,7 +194,7 @@ static int synth(const char *dir)
 
 /* ---- scheduler totals and losses (check_sched.js) ---- */
 
-enum { S_OUT = 1, S_IN, S_LOST, S_UNF, S_OUT0, S_IN0 };
+enum { S_OUT = 1, S_IN, S_LOST, S_UNF, S_OUT0, S_IN0, S_WAKE };
 
 /* switch_out and switch_in as dial9.ko writes them: with totals */
 static const struct dial9_field f_out9[] = {
@@ -233,6 +233,19 @@ static void sched_begin(struct dial9_encoder *e, const char *host,
 	CHECK(dial9_encoder_schema(e, S_IN0, DIAL9_KIND_INSTANT, "sched.switch_in", 6, f_in));
 	CHECK(dial9_encoder_schema(e, S_LOST, DIAL9_KIND_INSTANT, "sched.lost", 2, f_lost));
 	CHECK(dial9_encoder_schema(e, S_UNF, DIAL9_KIND_INSTANT, "sched.unfollowed", 2, f_unf));
+	CHECK(dial9_encoder_schema(e, S_WAKE, DIAL9_KIND_INSTANT, "sched.waking", 6, f_waking));
+}
+
+/* @waker (running on @cpu) wakes @tid */
+static void s_waking(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
+		     uint64_t waker)
+{
+	struct dial9_value v[6] = {
+		dial9_u64(tid), dial9_u64(tid), dial9_u64((uint64_t)cpu),
+		dial9_u64(waker), dial9_u64(waker), dial9_bool(false),
+	};
+
+	CHECK(dial9_encoder_event(e, S_WAKE, US(t), v));
 }
 
 /* total_ns < 0: an older module's record, without totals; @next: the
@@ -400,18 +413,24 @@ static int sched_cases(const char *dir)
 	 * idle; 502 wakes at 65 and runs at 70 after a task outside the
 	 * session (the gap 60-70 is idle, then other processes).  502 and
 	 * 503 are new: 502 waited 1 us (9-10, 501 running), 503 2 us
-	 * (38-40, idle).
+	 * (38-40, idle).  On CPU 1, 601 runs 0-55, waking 502 at 54, and
+	 * blocks: CPU 1 is idle 55-75, so during 502's wait (65-70) another
+	 * CPU was idle throughout.
 	 */
 	sched_begin(e, NULL, NULL);
 	s_inx(e, 0, 501, 0, 0, 0, 0, 0);
+	s_inx(e, 0, 601, 1, 0, 0, 0, 0);
 	s_outx(e, 10, 501, 0, true, 0, 1, 502);
 	s_inx(e, 10, 502, 0, 1000, 0, 0, 501);
 	s_outx(e, 30, 502, 0, false, 1000, 1, 0);
 	s_inx(e, 40, 503, 0, 2000, 0, 0, 0);
 	s_outx(e, 45, 503, 0, false, 2000, 1, REDACTED);
 	s_inx(e, 50, 501, 0, 40000, 0, 1, REDACTED);
+	s_waking(e, 54, 502, 1, 601);
+	s_outx(e, 55, 601, 1, false, 0, 1, 0);
 	s_outx(e, 60, 501, 0, false, 40000, 2, 0);
 	s_inx(e, 70, 502, 0, 5000, 1000, 1, REDACTED);
+	s_inx(e, 75, 601, 1, 0, 0, 1, 0);
 	s_outx(e, 80, 502, 0, false, 6000, 2, 0);
 	s_save(e, dir, "culprits", "00000001.dial9");
 	dial9_encoder_free(e);

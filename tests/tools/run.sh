@@ -44,6 +44,10 @@ for c in migrated lost lostin hosts perf; do
 done
 "$D9" sched --culprits --json "$B/sched/culprits" > "$B/sched/culprits.json" ||
 	bad "sched --culprits --json"
+"$D9" sched --explain --min-delay 2 --json "$B/sched/culprits" > "$B/sched/explain.json" ||
+	bad "sched --explain --json"
+"$D9" sched --explain --json "$B/sched/culprits" > "$B/sched/explain-1ms.json" ||
+	bad "sched --explain --json (1 ms)"
 node tests/tools/check_sched.js "$B/sched" || bad "sched (synthetic)"
 "$D9" sched "$B/sched/lostin" > "$B/sched/lostin.txt"
 head -1 "$B/sched/lostin.txt" | grep -q '^lost: 6 scheduler records' ||
@@ -63,6 +67,10 @@ grep -q '^culprits of 501 (?), during 0.040 ms of its waits:$' "$B/sched/culprit
 	grep -A1 '^culprits of 501' "$B/sched/culprits.txt" |
 	grep -q '^  ? .* 502/502 .* 0.020 ms  50.0% in 1 waits$' ||
 	bad "sched --culprits: text"
+"$D9" sched --explain --min-delay 5 "$B/sched/culprits" > "$B/sched/explain.txt"
+grep -q '^delays of 0.005 ms or more: 2$' "$B/sched/explain.txt" &&
+	grep -q '^  502 (?): 0.005 ms from 1000.000065 s on CPU 0, woken by ? (601/601)$' "$B/sched/explain.txt" ||
+	bad "sched --explain: text"
 echo "ok     sched and info text, export across a loss, culprits"
 
 step "corrupt input: message with file and offset, exit 1, no output"
