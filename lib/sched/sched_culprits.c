@@ -154,6 +154,31 @@ static size_t first_after(const struct sched_culprits *c, uint32_t src,
 	return lo;
 }
 
+/*
+ * From occupant *@i on, the next one of (@src, @cpu) that overlaps
+ * [start, end), with the overlap's length in *@ns; NULL past the last.
+ */
+static const struct sched_occ *next_overlap(const struct sched_culprits *c,
+					    size_t *i, uint32_t src,
+					    uint32_t cpu, uint64_t start,
+					    uint64_t end, uint64_t *ns)
+{
+	for (; *i < c->nocc; (*i)++) {
+		const struct sched_occ *o = &c->occ[*i];
+		uint64_t s = o->start > start ? o->start : start;
+		uint64_t e = o->end < end ? o->end : end;
+
+		if (o->src != src || o->cpu != cpu || o->start >= end)
+			break;
+		if (e > s) {
+			*ns = e - s;
+			(*i)++;
+			return o;
+		}
+	}
+	return NULL;
+}
+
 int d9_culprits_resolve(struct sched_culprits *c,
 			int (*add)(void *ctx, size_t thread,
 				   const struct sched_occ *o, uint64_t ns,
@@ -163,21 +188,14 @@ int d9_culprits_resolve(struct sched_culprits *c,
 	d9_sort(c->occ, c->nocc, sizeof(*c->occ), cmp_occ);
 	for (size_t w = 0; w < c->nwaits; w++) {
 		const struct sched_wait *wt = &c->waits[w];
+		size_t i = first_after(c, wt->src, wt->cpu, wt->start);
+		const struct sched_occ *o;
+		uint64_t ns;
 
-		for (size_t i = first_after(c, wt->src, wt->cpu, wt->start);
-		     i < c->nocc; i++) {
-			const struct sched_occ *o = &c->occ[i];
-			uint64_t s, e;
-			int ret;
+		while ((o = next_overlap(c, &i, wt->src, wt->cpu, wt->start,
+					 wt->end, &ns))) {
+			int ret = add(ctx, wt->thread, o, ns, w);
 
-			if (o->src != wt->src || o->cpu != wt->cpu ||
-			    o->start >= wt->end)
-				break;
-			s = o->start > wt->start ? o->start : wt->start;
-			e = o->end < wt->end ? o->end : wt->end;
-			if (e <= s)
-				continue;
-			ret = add(ctx, wt->thread, o, e - s, w);
 			if (ret)
 				return ret;
 		}
@@ -189,22 +207,14 @@ int d9_culprits_resolve(struct sched_culprits *c,
 static uint64_t idle_on(const struct sched_culprits *c, uint32_t src,
 			uint32_t cpu, uint64_t start, uint64_t end)
 {
-	uint64_t ns = 0;
+	size_t i = first_after(c, src, cpu, start);
+	const struct sched_occ *o;
+	uint64_t idle = 0, ns;
 
-	for (size_t i = first_after(c, src, cpu, start); i < c->nocc; i++) {
-		const struct sched_occ *o = &c->occ[i];
-		uint64_t s, e;
-
-		if (o->src != src || o->cpu != cpu || o->start >= end)
-			break;
-		if (o->kind != SCHED_OCC_IDLE)
-			continue;
-		s = o->start > start ? o->start : start;
-		e = o->end < end ? o->end : end;
-		if (e > s)
-			ns += e - s;
-	}
-	return ns;
+	while ((o = next_overlap(c, &i, src, cpu, start, end, &ns)))
+		if (o->kind == SCHED_OCC_IDLE)
+			idle += ns;
+	return idle;
 }
 
 static bool same_occupant(const struct sched_culprit *a,
@@ -227,42 +237,32 @@ int d9_culprits_explain(struct sched_culprits *c, uint64_t min_ns,
 
 	for (size_t w = 0; !ret && w < c->nwaits; w++) {
 		const struct sched_wait *wt = &c->waits[w];
-		uint64_t idle = 0;
-		size_t n = 0;
+		const struct sched_occ *o;
+		uint64_t idle = 0, ns;
+		size_t i, n = 0;
 
 		if (!wt->info.delay_ns || wt->info.delay_ns < min_ns)
 			continue;
-		for (size_t i = first_after(c, wt->src, wt->cpu, wt->start);
-		     i < c->nocc; i++) {
-			const struct sched_occ *o = &c->occ[i];
-			uint64_t s, e;
+		i = first_after(c, wt->src, wt->cpu, wt->start);
+		while (!ret && (o = next_overlap(c, &i, wt->src, wt->cpu,
+						 wt->start, wt->end, &ns))) {
 			size_t j;
 
-			if (o->src != wt->src || o->cpu != wt->cpu ||
-			    o->start >= wt->end)
-				break;
-			s = o->start > wt->start ? o->start : wt->start;
-			e = o->end < wt->end ? o->end : wt->end;
-			if (e <= s)
-				continue;
 			for (j = 0; j < n && !same_occupant(&ran[j], o); j++)
 				;
-			if (j == n) {
-				if (d9_grow((void **)&ran, &cap, n + 1,
-					    sizeof(*ran))) {
-					ret = -ENOMEM;
-					break;
-				}
+			if (j == n && d9_grow((void **)&ran, &cap, n + 1,
+					      sizeof(*ran))) {
+				ret = -ENOMEM;
+				break;
+			}
+			if (j == n)
 				ran[n++] = (struct sched_culprit){
 					.kind = o->kind, .tid = o->tid,
 					.tgid = o->tgid, .waits = 1 };
-			}
-			ran[j].ns += e - s;
+			ran[j].ns += ns;
 		}
 		/* The most any other CPU of the source was idle meanwhile. */
 		for (size_t k = 0; !ret && k < c->nouts; k++) {
-			uint64_t ns;
-
 			if (c->outs[k].src != wt->src || c->outs[k].cpu == wt->cpu)
 				continue;
 			ns = idle_on(c, wt->src, c->outs[k].cpu, wt->start,
