@@ -542,12 +542,23 @@ int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 			wi.waker_tid = t->waker_tid;
 			wi.waker_tgid = t->waker_tgid;
 		}
-		for (int i = 0; i < r.n; i++)
-			if (r.p[i].state == SCHED_RUNNABLE &&
-			    d9_culprits_wait(st->culprits, e->src, e->cpu,
-					     r.thread, r.p[i].start,
-					     r.p[i].end, &wi))
+		for (int i = 0; i < r.n; i++) {
+			uint64_t from = r.p[i].start;
+
+			if (r.p[i].state != SCHED_RUNNABLE)
+				continue;
+			/*
+			 * Within the kernel's own measure of the wait, where
+			 * known: the runnable time by the tracepoints' clock
+			 * can be longer (a preemption the scheduler did not
+			 * count as queued throughout).
+			 */
+			if (wi.delay_ns && r.p[i].end - from > wi.delay_ns)
+				from = r.p[i].end - wi.delay_ns;
+			if (d9_culprits_wait(st->culprits, e->src, e->cpu,
+					     r.thread, from, r.p[i].end, &wi))
 				return -ENOMEM;
+		}
 	}
 	if (res)
 		*res = r;

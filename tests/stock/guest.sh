@@ -153,6 +153,79 @@ compare() {
 	fi
 }
 
+# culprits LABEL TRACE: what dial9 sched --culprits and --explain say of
+# real records adds up: per thread, the culprits' time is within its
+# runnable time (the waits they are laid over), and per delay explained,
+# what ran meanwhile is within the wait.
+culprits() {
+	label=$1 trace=$2
+	if ! dial9 sched --culprits --json "$trace" >/tmp/cul.json 2>/tmp/cul.err ||
+	   ! dial9 sched --explain --json --min-delay 100 "$trace" >/tmp/exp.json 2>>/tmp/cul.err; then
+		notok "$label: dial9 sched --culprits / --explain failed"
+		sed 's/^/# /' /tmp/cul.err
+		return
+	fi
+	res=$(awk '
+	function num(s, k,   m) {
+		if (!match(s, "\"" k "\":[0-9]+"))
+			return -1
+		m = substr(s, RSTART, RLENGTH)
+		sub(/.*:/, "", m)
+		return m + 0
+	}
+	# the sum of every "ns": in s
+	function nssum(s,   t, m) {
+		t = 0
+		while (match(s, /"ns":[0-9]+/)) {
+			m = substr(s, RSTART + 5, RLENGTH - 5)
+			t += m
+			s = substr(s, RSTART + RLENGTH)
+		}
+		return t
+	}
+	FILENAME == "/tmp/cul.json" {
+		n = split($0, parts, /\{"tid":/)
+		for (i = 2; i <= n; i++) {
+			p = parts[i]
+			c = p; sub(/.*"culprits":\[/, "", c); sub(/\].*/, "", c)
+			r = num(p, "runnable_ns"); cs = nssum(c)
+			q = num(p, "runq_total_ns"); rq += q; rn += r
+			threads++
+			if (cs > 0) with++
+			if (cs > r + 1000) { bad++; if (bad <= 3) printf("# culprits %d ns > runnable %d ns\n", cs, r) }
+			tot += cs
+		}
+	}
+	FILENAME == "/tmp/exp.json" {
+		d = $0; sub(/.*"delays":\[/, "", d)
+		n = split(d, parts, /\{"tid":/)
+		for (i = 2; i <= n; i++) {
+			p = parts[i]
+			w = num(p, "wait_ns"); c = p; sub(/.*"ran":\[/, "", c); sub(/\].*/, "", c)
+			delays++
+			if (w < 100000 || nssum(c) > w + 1000) { dbad++; if (dbad <= 3) printf("# delay %d ns, ran %d ns\n", w, nssum(c)) }
+		}
+	}
+	END { printf("RES %d %d %d %d %d %.0f %.0f %.0f\n", threads + 0, with + 0, bad + 0, delays + 0, dbad + 0, tot, rq, rn) }
+	' /tmp/cul.json /tmp/exp.json)
+	echo "$res" | grep '^#'
+	set -- $(echo "$res" | grep '^RES')
+	echo "# $label: culprits for $3 of $2 threads, $(($7 / 1000000)) ms in all (runqueue total $(($8 / 1000000)) ms, runnable $(($9 / 1000000)) ms); $5 delays of 100 us or more explained"
+	if [ "$2" -gt 0 ] && [ "$3" -gt 0 ] && [ "$4" -eq 0 ] && [ "$5" -gt 0 ] && [ "$6" -eq 0 ]; then
+		ok "$label: culprits within each thread's runnable time, what ran within each delay"
+	else
+		notok "$label: culprits: $4 threads over, $6 delays over (of $2 threads, $5 delays)"
+	fi
+	# In all, the culprits' time is the kernel's runqueue total (each
+	# wait's window is the kernel's measure of it): within 2%.
+	d=$(($7 - $8)); [ $d -lt 0 ] && d=$((-d))
+	if [ "$8" -gt 0 ] && [ $((d * 50)) -le "$8" ]; then
+		ok "$label: the culprits' time adds up to the kernel's runqueue total"
+	else
+		notok "$label: culprits $(($7 / 1000000)) ms against a runqueue total of $(($8 / 1000000)) ms"
+	fi
+}
+
 # One bpftrace watches every workload, from the first to the last, and a
 # dial9 session of a sleeping process stays open meanwhile: the scheduler
 # tracepoints then stay enabled throughout, so dial9 record's sessions
@@ -196,6 +269,7 @@ run() {
 	fi
 	dial9 info "/tmp/$label" | head -n 1 | sed 's/^/# /'
 	compare "$label" "/tmp/$label" /tmp/ref.txt
+	culprits "$label" "/tmp/$label"
 }
 
 # More runnable tasks than the two CPUs, processes and threads that fork,
