@@ -306,7 +306,14 @@ struct dial9_stats {
 	uint64_t summaries_failed; /* not built, refused, or abandoned: lost */
 };
 
-/* Snapshot of the recorder's health and counters. */
+/*
+ * Snapshot of the recorder's health and counters. Set st->size first
+ * (struct dial9_stats st = { .size = sizeof(st) }): only that many bytes
+ * are written, min(st->size, the library's sizeof), so a program built
+ * against an older, smaller struct keeps the memory after it; st->size
+ * then says how many bytes were filled. -EINVAL if st is NULL or
+ * st->size cannot hold the size field itself (0 to 3).
+ */
 int dial9_get_stats(struct dial9_stats *st);
 
 /* Hand every thread's buffered events to the writer and wait until they

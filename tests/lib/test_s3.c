@@ -289,7 +289,7 @@ static void round_trip(void **state)
 {
 	char *dir = test_tmpdir("s3-rt"), host[256], want[512];
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct test_counts cnt = { 0 };
 	uint64_t first = seq;
 	size_t n;
@@ -374,7 +374,7 @@ static void throttling_is_retried(void **state)
 {
 	char *dir = test_tmpdir("s3-503");
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	size_t n;
 	char **keys;
 
@@ -423,7 +423,7 @@ static void *emitter(void *arg)
 
 static void wait_stats(bool (*cond)(const struct dial9_stats *), const char *what)
 {
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 
 	for (int i = 0; i < 6000; i++) { /* 60 s: a hang, not a timing check */
 		dial9_get_stats(&st);
@@ -462,7 +462,7 @@ static void outage(void **state)
 {
 	char *dir = test_tmpdir("s3-outage"), *saved = test_tmpdir("s3-saved");
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	pthread_t th;
 	size_t n, nsaved;
 	char **keys, **v, *boot;
@@ -576,7 +576,7 @@ static void forbidden_is_terminal(void **state)
 	for (int b = 0; b < 2; b++) {
 		char *dir = test_tmpdir("s3-403"), *boot;
 		struct dial9_config c;
-		struct dial9_stats st;
+		struct dial9_stats st = { .size = sizeof(st) };
 		size_t n, left;
 		char **keys, **v;
 
@@ -625,7 +625,7 @@ static void trigger_manifest(void **state)
 {
 	char *dir = test_tmpdir("s3-trig"), *boot, *manifest, want[1200], val[64];
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct dial9_dump_receipt rc;
 	struct buf mh = { 0 };
 	size_t n, left;
@@ -696,7 +696,7 @@ static void memory_round_trip(void **state)
 {
 	char *base = test_tmpdir("s3-mem"), *dir;
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct test_counts cnt = { 0 };
 	uint64_t first = seq;
 	size_t n;
@@ -840,7 +840,7 @@ static void cli_ls_fetch(void **state)
 {
 	char *dir = test_tmpdir("s3-cli"), *out, *err, *dl, host[256];
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	uint64_t before;
 	size_t n, nall;
 	char **keys, **all;

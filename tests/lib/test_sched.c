@@ -155,7 +155,7 @@ static void perf_backend_records_switches_and_wakeups(void **state)
 	struct seen s = { 0 };
 	struct test_counts cnt = { 0 };
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	bool wakes_possible = geteuid() == 0 && tracefs_ready();
 	char *dir = test_tmpdir("sched"), *boot;
 	char **files;
@@ -297,7 +297,7 @@ static void schedstat_backend_samples_waits(void **state)
 	struct sstat_seen s = { 0 };
 	struct test_counts cnt = { 0 };
 	struct dial9_config cfg;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	char *dir = test_tmpdir("sstat"), *boot;
 	pthread_t h, w;
 	(void)state;
@@ -427,7 +427,7 @@ static void perf_backend_measures_wakeup_latency(void **state)
 	struct napper n = { 0 };
 	struct contention busy_cpu0 = { 0 };
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	bool wakes_possible = geteuid() == 0 && tracefs_ready();
 	char *dir = test_tmpdir("wakeups"), *boot, *j;
 	long long known, unknown, sum;

@@ -278,7 +278,7 @@ FIXTURE_TEARDOWN(traced)
 
 TEST_F(traced, kernel_events_of_the_worker_are_in_the_trace)
 {
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	int outs = 0, ins = 0, wakes = 0;
 
 	dial9_get_stats(&st);
