@@ -514,8 +514,13 @@ struct dial9_ksched_opts {
 	bool children;		/* follow processes the targets fork */
 	const int *pids;	/* other processes (CAP_PERFMON) */
 	unsigned int npids;
-	bool no_module;		/* skip /dev/dial9 (tests, benchmarks) */
-	bool schedstat_only;	/* skip dial9.ko and perf (tests) */
+	/*
+	 * Must be 0 (-EINVAL otherwise).  The bytes of two switches that
+	 * were for the library's own use (tests, and dial9_config.sched),
+	 * which now has an internal entry point; kept so that the fields
+	 * after them stay where they were.
+	 */
+	uint8_t reserved[2];
 	/*
 	 * A thread of the source's own copies records out of the kernel as
 	 * they come (woken by the rings' watermark), so dial9_ksched_drain()
@@ -534,7 +539,7 @@ typedef void (*dial9_ksched_fn)(void *ctx, const struct dial9_rec_header *rec);
 
 /*
  * Open a source.  On failure, @why (if not NULL) holds one line saying what
- * each backend needed.
+ * each backend needed.  -EINVAL if @o->reserved is not all 0.
  */
 int dial9_ksched_open(struct dial9_ksched **out,
 		      const struct dial9_ksched_opts *o, char *why,

@@ -212,8 +212,8 @@ static int ksched_module_open_fitting(struct dial9_ksched *k,
 }
 
 static int ksched_open_backend(struct dial9_ksched **out,
-			       const struct dial9_ksched_opts *o, char *why,
-			       size_t whylen)
+			       const struct dial9_ksched_opts *o,
+			       unsigned int skip, char *why, size_t whylen)
 {
 	struct dial9_ksched *k = calloc(1, sizeof(*k));
 	char modwhy[512] = "";
@@ -225,7 +225,7 @@ static int ksched_open_backend(struct dial9_ksched **out,
 	k->fd = -1;
 	k->kick_fd = -1;
 	k->page = sysconf(_SC_PAGESIZE);
-	if (!o->no_module) {
+	if (!(skip & D9_KSCHED_NO_MODULE)) {
 		ret = ksched_module_open_fitting(k, o, modwhy, sizeof(modwhy));
 		if (!ret) {
 			*out = k;
@@ -234,9 +234,9 @@ static int ksched_open_backend(struct dial9_ksched **out,
 	} else {
 		snprintf(modwhy, sizeof(modwhy), "module not requested");
 	}
-	ret = o->schedstat_only ? -ENODEV :
+	ret = skip & D9_KSCHED_NO_PERF ? -ENODEV :
 	      dial9_perf_open(&k->perf, o, k->reason, sizeof(k->reason));
-	if (o->schedstat_only)
+	if (skip & D9_KSCHED_NO_PERF)
 		str_append(k->reason, sizeof(k->reason), "not requested", true);
 	if (!ret) {
 		if (use_one_queue(k, "perf")) {
@@ -280,12 +280,13 @@ static int ksched_open_backend(struct dial9_ksched **out,
 	return ret;
 }
 
-int dial9_ksched_open(struct dial9_ksched **out,
-		      const struct dial9_ksched_opts *o, char *why,
-		      size_t whylen)
+int d9_ksched_open(struct dial9_ksched **out,
+		   const struct dial9_ksched_opts *o, unsigned int skip,
+		   char *why, size_t whylen)
 {
-	int ret = ksched_open_backend(out, o, why, whylen);
+	int ret;
 
+	ret = ksched_open_backend(out, o, skip, why, whylen);
 	if (ret || !o->reader_thread)
 		return ret;
 	ret = d9_ksched_reader_start(*out, o->reader_prio);
@@ -297,6 +298,22 @@ int dial9_ksched_open(struct dial9_ksched **out,
 		*out = NULL;
 	}
 	return ret;
+}
+
+int dial9_ksched_open(struct dial9_ksched **out,
+		      const struct dial9_ksched_opts *o, char *why,
+		      size_t whylen)
+{
+	for (size_t i = 0; i < sizeof(o->reserved); i++) {
+		if (o->reserved[i]) {
+			*out = NULL;
+			if (why && whylen)
+				snprintf(why, whylen,
+					 "dial9_ksched_opts.reserved is not 0");
+			return -EINVAL;
+		}
+	}
+	return d9_ksched_open(out, o, 0, why, whylen);
 }
 
 void dial9_ksched_close(struct dial9_ksched *k)

@@ -72,6 +72,19 @@ struct dial9_ksched {
 
 /* The reader thread (ksched_ring.c; opts.reader_thread). */
 int d9_ksched_reader_start(struct dial9_ksched *k, uint32_t prio);
+
+/*
+ * Backends d9_ksched_open() leaves out: for dial9_config.sched (PERF,
+ * SCHEDSTAT) and for tests.  Not in struct dial9_ksched_opts, which is
+ * the public ABI.
+ */
+#define D9_KSCHED_NO_MODULE	(1u << 0)	/* skip /dev/dial9 */
+#define D9_KSCHED_NO_PERF	(1u << 1)	/* skip perf_event_open */
+
+/* dial9_ksched_open() without the backends in @skip (D9_KSCHED_*). */
+int d9_ksched_open(struct dial9_ksched **out,
+		   const struct dial9_ksched_opts *o, unsigned int skip,
+		   char *why, size_t whylen);
 void d9_ksched_reader_stop(struct dial9_ksched *k);
 
 /* ---- ksched_perf.c: the perf_event_open backend ---- */
