@@ -427,7 +427,7 @@ static void fork_child(void)
 	g_atexit = true; /* inherited handler; dial9_stop() is safe */
 }
 
-__attribute__((constructor)) static void dial9_init(void)
+__attribute__((constructor)) static void d9_init(void)
 {
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	dial9_start_from_env();

@@ -235,7 +235,7 @@ static int ksched_open_backend(struct dial9_ksched **out,
 		snprintf(modwhy, sizeof(modwhy), "module not requested");
 	}
 	ret = skip & D9_KSCHED_NO_PERF ? -ENODEV :
-	      dial9_perf_open(&k->perf, o, k->reason, sizeof(k->reason));
+	      d9_perf_open(&k->perf, o, k->reason, sizeof(k->reason));
 	if (skip & D9_KSCHED_NO_PERF)
 		str_append(k->reason, sizeof(k->reason), "not requested", true);
 	if (!ret) {
@@ -244,10 +244,10 @@ static int ksched_open_backend(struct dial9_ksched **out,
 			return -ENOMEM;
 		}
 		str_append(k->reason, sizeof(k->reason), modwhy, true);
-		if (*dial9_perf_note(k->perf)) {
+		if (*d9_perf_note(k->perf)) {
 			str_append(k->reason, sizeof(k->reason), "; ", false);
 			str_append(k->reason, sizeof(k->reason),
-				   dial9_perf_note(k->perf), false);
+				   d9_perf_note(k->perf), false);
 		}
 		*out = k;
 		return 0;
@@ -257,7 +257,7 @@ static int ksched_open_backend(struct dial9_ksched **out,
 		char perfwhy[512], sswhy[256] = "";
 
 		str_append(perfwhy, sizeof(perfwhy), k->reason, true);
-		if (!dial9_sstat_open(&k->sstat, o, sswhy, sizeof(sswhy))) {
+		if (!d9_sstat_open(&k->sstat, o, sswhy, sizeof(sswhy))) {
 			if (use_one_queue(k, "schedstat")) {
 				dial9_ksched_close(k);
 				return -ENOMEM;
@@ -322,8 +322,8 @@ void dial9_ksched_close(struct dial9_ksched *k)
 		return;
 	d9_ksched_reader_stop(k);
 	ksched_module_reset(k);
-	dial9_perf_close(k->perf);
-	dial9_sstat_close(k->sstat);
+	d9_perf_close(k->perf);
+	d9_sstat_close(k->sstat);
 	free(k);
 }
 
@@ -344,7 +344,7 @@ uint32_t dial9_ksched_reader_prio(const struct dial9_ksched *k)
 
 int dial9_ksched_fd(const struct dial9_ksched *k)
 {
-	return k->perf ? dial9_perf_fd(k->perf) : k->fd;	/* -1: sampled */
+	return k->perf ? d9_perf_fd(k->perf) : k->fd;	/* -1: sampled */
 }
 
 uint64_t dial9_ksched_lost(const struct dial9_ksched *k)
@@ -354,7 +354,7 @@ uint64_t dial9_ksched_lost(const struct dial9_ksched *k)
 	if (k->reader)	/* written under k->mu, read here without it */
 		lost = __atomic_load_n(&k->inbox_lost, __ATOMIC_RELAXED);
 	if (k->perf)
-		return lost + dial9_perf_lost(k->perf);
+		return lost + d9_perf_lost(k->perf);
 	if (k->sstat)
 		return 0;
 	for (unsigned int cpu = 0; k->ctrl && cpu < k->ncpu; cpu++)
