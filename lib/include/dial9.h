@@ -423,13 +423,17 @@ struct dial9_schema {
 	const struct dial9_field_info *fields;
 };
 
+/*
+ * What a decoded record is: DIAL9_RECORD_*, named for the enum; the
+ * kernel's scheduler record types of <linux/dial9.h> are DIAL9_REC_*.
+ */
 enum dial9_record_kind {
-	DIAL9_REC_STREAM = 1,     /* a stream header */
-	DIAL9_REC_EVENT = 2,
-	DIAL9_REC_METADATA = 3,   /* key/value pairs */
-	DIAL9_REC_CLOCK_SYNC = 4,
-	DIAL9_REC_THREAD = 5,     /* tid and name of the stream's thread */
-	DIAL9_REC_BATCH_END = 6,  /* the stream ended completely */
+	DIAL9_RECORD_STREAM = 1,     /* a stream header */
+	DIAL9_RECORD_EVENT = 2,
+	DIAL9_RECORD_METADATA = 3,   /* key/value pairs */
+	DIAL9_RECORD_CLOCK_SYNC = 4,
+	DIAL9_RECORD_THREAD = 5,     /* tid and name of the stream's thread */
+	DIAL9_RECORD_BATCH_END = 6,  /* the stream ended completely */
 };
 
 struct dial9_kv {

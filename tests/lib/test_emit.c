@@ -222,9 +222,9 @@ static uint64_t largest_stream(const char *dir)
 		assert_int_equal(dial9_decoder_new(&d, map, (size_t)stt.st_size),
 				 0);
 		while (dial9_decoder_next(d, &r) == 1) {
-			if (r.kind == DIAL9_REC_STREAM)
+			if (r.kind == DIAL9_RECORD_STREAM)
 				start = r.offset;
-			if (r.kind == DIAL9_REC_BATCH_END &&
+			if (r.kind == DIAL9_RECORD_BATCH_END &&
 			    dial9_decoder_offset(d) - start > max)
 				max = dial9_decoder_offset(d) - start;
 		}

@@ -271,14 +271,15 @@ static void decode_mem(const void *p, size_t n, struct test_counts *c,
 
 	assert_int_equal(dial9_decoder_new(&d, p, n), 0);
 	while ((ret = dial9_decoder_next(d, &r)) == 1) {
-		if (r.kind == DIAL9_REC_METADATA && index) {
+		if (r.kind == DIAL9_RECORD_METADATA && index) {
 			for (unsigned int i = 0; i < r.nkv; i++)
 				if (r.kv[i].key_len == 13 &&
 				    !memcmp(r.kv[i].key, "segment_index", 13))
 					snprintf(index, ilen, "%.*s",
 						 (int)r.kv[i].value_len, r.kv[i].value);
 		}
-		if (r.kind == DIAL9_REC_EVENT && !strcmp(r.schema->name, "s3.ev"))
+		if (r.kind == DIAL9_RECORD_EVENT &&
+		    !strcmp(r.schema->name, "s3.ev"))
 			c->user++;
 	}
 	assert_int_equal(ret, 0);

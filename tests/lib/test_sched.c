@@ -96,7 +96,7 @@ static void read_meta(const char *path, struct seen *s)
 	close(fd);
 	assert_int_equal(dial9_decoder_new(&d, map, (size_t)st.st_size), 0);
 	while (dial9_decoder_next(d, &r) == 1) {
-		if (r.kind != DIAL9_REC_METADATA)
+		if (r.kind != DIAL9_RECORD_METADATA)
 			continue;
 		for (unsigned int i = 0; i < r.nkv; i++) {
 			if (r.kv[i].key_len == 13 &&

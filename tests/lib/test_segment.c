@@ -79,11 +79,11 @@ static void read_meta(const char *path, struct meta_seen *m)
 	close(fd);
 	assert_int_equal(dial9_decoder_new(&d, map, (size_t)st.st_size), 0);
 	while (dial9_decoder_next(d, &r) == 1) {
-		if (r.kind == DIAL9_REC_CLOCK_SYNC) {
+		if (r.kind == DIAL9_RECORD_CLOCK_SYNC) {
 			m->clock_syncs++;
 			assert_true(r.real_ns > 1600000000ull * 1000000000ull);
 		}
-		if (r.kind != DIAL9_REC_METADATA)
+		if (r.kind != DIAL9_RECORD_METADATA)
 			continue;
 		for (unsigned int i = 0; i < r.nkv; i++) {
 			if (r.kv[i].key_len == 10 &&
