@@ -156,7 +156,7 @@ int main(int argc, char **argv)
 	double warmup = 2, secs = 10, wall, cpu = 0, ticks = 0, sw = 0;
 	int pids[64], npids = 0, skip = 0, opt, gone = 0;
 	long hz = sysconf(_SC_CLK_TCK);
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	uint64_t t0, t1;
 
 	while ((opt = getopt(argc, argv, "c:W:w:t:")) != -1) {

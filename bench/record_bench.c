@@ -314,7 +314,7 @@ int main(int argc, char **argv)
 	char dir[] = "/tmp/dial9-bench-XXXXXX";
 	struct lttng lx = { 0 };
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	bool have_lttng;
 	char cmd[128];
 	int a = 1;

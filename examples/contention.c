@@ -94,7 +94,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	struct dial9_config cfg;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	pthread_t h[HOGS], a, b;
 	int ret;
 

@@ -107,12 +107,12 @@ static int dump_file(const char *path, struct lines *ls)
 		return ret;
 	}
 	while ((ret = dial9_decoder_next(d, &r)) == 1) {
-		if (r.kind == DIAL9_REC_CLOCK_SYNC && !sy.real &&
+		if (r.kind == DIAL9_RECORD_CLOCK_SYNC && !sy.real &&
 		    r.real_ns) {
 			sy.mono = r.mono_ns;
 			sy.real = r.real_ns;
 		}
-		if (r.kind != DIAL9_REC_EVENT)
+		if (r.kind != DIAL9_RECORD_EVENT)
 			continue;
 		if (ls) {
 			if ((ret = keep(ls, &r, &sy)))

@@ -195,20 +195,20 @@ static int info_file(const char *path, struct summary *s)
 	}
 	while ((ret = dial9_decoder_next(d, &r)) == 1) {
 		switch (r.kind) {
-		case DIAL9_REC_STREAM:
+		case DIAL9_RECORD_STREAM:
 			s->streams++;
 			ncache = 0;	/* schemas are per stream */
 			break;
-		case DIAL9_REC_BATCH_END:
+		case DIAL9_RECORD_BATCH_END:
 			s->batches++;
 			break;
-		case DIAL9_REC_CLOCK_SYNC:
+		case DIAL9_RECORD_CLOCK_SYNC:
 			if (!s->real) {
 				s->mono = r.mono_ns;
 				s->real = r.real_ns;
 			}
 			break;
-		case DIAL9_REC_METADATA:
+		case DIAL9_RECORD_METADATA:
 			ret = d9_sched_meta_source(&losses, &r);
 			if (ret < 0)
 				goto out;
@@ -218,7 +218,7 @@ static int info_file(const char *path, struct summary *s)
 				       r.kv[i].key, (int)r.kv[i].value_len,
 				       r.kv[i].value);
 			break;
-		case DIAL9_REC_EVENT:
+		case DIAL9_RECORD_EVENT:
 			if (!s->events || r.ts_ns < s->first)
 				s->first = r.ts_ns;
 			if (r.ts_ns > s->last)

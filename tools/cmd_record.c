@@ -75,7 +75,7 @@ int cmd_record(int argc, char **argv)
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct dial9_config cfg;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	const char *dir = getenv("DIAL9_TRACE_DIR");
 	const char *service = NULL;
 	int pids[64], npids = 0, c, status = 0, ret, go[2] = { -1, -1 };

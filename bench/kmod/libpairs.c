@@ -104,7 +104,7 @@ static void at_end(void)
 
 int main(int argc, char **argv)
 {
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	int pairs = 1, opt, running;
 	long rounds = 20000;
 	unsigned long long ns0, sw0;

@@ -259,7 +259,7 @@ static int parse_metadata(struct dial9_decoder *d, struct rd *r,
 		d->kv[i].value = (const char *)v;
 		d->kv[i].value_len = vl;
 	}
-	rec->kind = DIAL9_REC_METADATA;
+	rec->kind = DIAL9_RECORD_METADATA;
 	rec->nkv = (unsigned int)n;
 	rec->kv = d->kv;
 	return 1;
@@ -284,7 +284,7 @@ static int parse_control(struct dial9_decoder *d, uint8_t tag, struct rd *r,
 		if ((ret = rd_u64le(r, &rec->mono_ns)) ||
 		    (ret = rd_u64le(r, &rec->real_ns)))
 			return ret;
-		rec->kind = DIAL9_REC_CLOCK_SYNC;
+		rec->kind = DIAL9_RECORD_CLOCK_SYNC;
 		return 1;
 	case D9_F_THREAD: {
 		uint64_t tid;
@@ -300,12 +300,12 @@ static int parse_control(struct dial9_decoder *d, uint8_t tag, struct rd *r,
 		memcpy(d->tname, s, n);
 		d->tname[n] = 0;
 		d->tid = (uint32_t)tid;
-		rec->kind = DIAL9_REC_THREAD;
+		rec->kind = DIAL9_RECORD_THREAD;
 		rec->tid = d->tid;
 		return 1;
 	}
 	case D9_F_BATCH_END:
-		rec->kind = DIAL9_REC_BATCH_END;
+		rec->kind = DIAL9_RECORD_BATCH_END;
 		return 1;
 	default:
 		return 0; /* a frame from a future writer: skip it */
@@ -380,7 +380,7 @@ static int parse_event(struct dial9_decoder *d, uint8_t tag, struct rd *r,
 		}
 		}
 	}
-	rec->kind = DIAL9_REC_EVENT;
+	rec->kind = DIAL9_RECORD_EVENT;
 	rec->ts_ns = d->ts_base;
 	rec->schema = &s->pub;
 	rec->values = d->vals;
@@ -420,7 +420,7 @@ int dial9_decoder_next(struct dial9_decoder *d, struct dial9_record *rec)
 			reset_stream(d);
 			d->nstreams++;
 			d->pos = start + D9_HEADER_LEN;
-			rec->kind = DIAL9_REC_STREAM;
+			rec->kind = DIAL9_RECORD_STREAM;
 			rec->stream = d->nstreams - 1;
 			rec->thread_name = d->tname;
 			return 1;
@@ -477,7 +477,7 @@ const struct dial9_value *dial9_record_field(const struct dial9_record *rec,
 {
 	int i;
 
-	if (rec->kind != DIAL9_REC_EVENT)
+	if (rec->kind != DIAL9_RECORD_EVENT)
 		return NULL;
 	i = dial9_schema_field_index(rec->schema, name);
 	return i < 0 ? NULL : &rec->values[i];

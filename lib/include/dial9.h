@@ -306,7 +306,14 @@ struct dial9_stats {
 	uint64_t summaries_failed; /* not built, refused, or abandoned: lost */
 };
 
-/* Snapshot of the recorder's health and counters. */
+/*
+ * Snapshot of the recorder's health and counters. Set st->size first
+ * (struct dial9_stats st = { .size = sizeof(st) }): only that many bytes
+ * are written, min(st->size, the library's sizeof), so a program built
+ * against an older, smaller struct keeps the memory after it; st->size
+ * then says how many bytes were filled. -EINVAL if st is NULL or
+ * st->size cannot hold the size field itself (0 to 3).
+ */
 int dial9_get_stats(struct dial9_stats *st);
 
 /* Hand every thread's buffered events to the writer and wait until they
@@ -416,13 +423,17 @@ struct dial9_schema {
 	const struct dial9_field_info *fields;
 };
 
+/*
+ * What a decoded record is: DIAL9_RECORD_*, named for the enum; the
+ * kernel's scheduler record types of <linux/dial9.h> are DIAL9_REC_*.
+ */
 enum dial9_record_kind {
-	DIAL9_REC_STREAM = 1,     /* a stream header */
-	DIAL9_REC_EVENT = 2,
-	DIAL9_REC_METADATA = 3,   /* key/value pairs */
-	DIAL9_REC_CLOCK_SYNC = 4,
-	DIAL9_REC_THREAD = 5,     /* tid and name of the stream's thread */
-	DIAL9_REC_BATCH_END = 6,  /* the stream ended completely */
+	DIAL9_RECORD_STREAM = 1,     /* a stream header */
+	DIAL9_RECORD_EVENT = 2,
+	DIAL9_RECORD_METADATA = 3,   /* key/value pairs */
+	DIAL9_RECORD_CLOCK_SYNC = 4,
+	DIAL9_RECORD_THREAD = 5,     /* tid and name of the stream's thread */
+	DIAL9_RECORD_BATCH_END = 6,  /* the stream ended completely */
 };
 
 struct dial9_kv {
@@ -507,8 +518,13 @@ struct dial9_ksched_opts {
 	bool children;		/* follow processes the targets fork */
 	const int *pids;	/* other processes (CAP_PERFMON) */
 	unsigned int npids;
-	bool no_module;		/* skip /dev/dial9 (tests, benchmarks) */
-	bool schedstat_only;	/* skip dial9.ko and perf (tests) */
+	/*
+	 * Must be 0 (-EINVAL otherwise).  The bytes of two switches that
+	 * were for the library's own use (tests, and dial9_config.sched),
+	 * which now has an internal entry point; kept so that the fields
+	 * after them stay where they were.
+	 */
+	uint8_t reserved[2];
 	/*
 	 * A thread of the source's own copies records out of the kernel as
 	 * they come (woken by the rings' watermark), so dial9_ksched_drain()
@@ -527,7 +543,7 @@ typedef void (*dial9_ksched_fn)(void *ctx, const struct dial9_rec_header *rec);
 
 /*
  * Open a source.  On failure, @why (if not NULL) holds one line saying what
- * each backend needed.
+ * each backend needed.  -EINVAL if @o->reserved is not all 0.
  */
 int dial9_ksched_open(struct dial9_ksched **out,
 		      const struct dial9_ksched_opts *o, char *why,

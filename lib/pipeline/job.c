@@ -167,7 +167,7 @@ static uint64_t start_real(const struct job *j)
 	if (dial9_decoder_new(&d, j->raw, j->raw_len))
 		return 0;
 	for (int i = 0; i < 16 && dial9_decoder_next(d, &rec) == 1; i++) {
-		if (rec.kind == DIAL9_REC_CLOCK_SYNC) {
+		if (rec.kind == DIAL9_RECORD_CLOCK_SYNC) {
 			real = rec.real_ns;
 			break;
 		}

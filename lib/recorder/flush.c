@@ -129,19 +129,21 @@ void d9_flush_ksched_open(struct recorder *r)
 		.children = r->cfg.sched_flags & DIAL9_SCHED_CHILDREN,
 		.pids = r->cfg.sched_pids,
 		.npids = r->cfg.sched_npids,
-		.no_module = r->cfg.sched == DIAL9_SCHED_PERF ||
-			     r->cfg.sched == DIAL9_SCHED_SCHEDSTAT,
-		.schedstat_only = r->cfg.sched == DIAL9_SCHED_SCHEDSTAT,
 		.reader_thread = true,
 		.reader_prio = r->cfg.sched_reader_prio,
 	};
+	unsigned int skip = 0;
 	char why[512] = "";
 
 	if (r->cfg.sched == DIAL9_SCHED_OFF) {
 		snprintf(r->sched_note, sizeof(r->sched_note), "turned off");
 		return;
 	}
-	r->sched_error = dial9_ksched_open(&r->ks, &o, why, sizeof(why));
+	if (r->cfg.sched == DIAL9_SCHED_PERF)
+		skip = D9_KSCHED_NO_MODULE;
+	else if (r->cfg.sched == DIAL9_SCHED_SCHEDSTAT)
+		skip = D9_KSCHED_NO_MODULE | D9_KSCHED_NO_PERF;
+	r->sched_error = d9_ksched_open(&r->ks, &o, skip, why, sizeof(why));
 	if (r->sched_error) {
 		d9_log("no scheduler events: %s", why);
 		memcpy(r->sched_note, why, sizeof(r->sched_note) - 1);

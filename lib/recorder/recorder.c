@@ -275,26 +275,38 @@ int dial9_stop(void)
 	return 0;
 }
 
+/*
+ * The snapshot is built in a struct of our own size and only the caller's
+ * st->size bytes of it are copied out, as the kernel's sched_getattr()
+ * does: a caller built against an older, smaller struct dial9_stats gets
+ * the fields it knows and nothing written past them.
+ */
 int dial9_get_stats(struct dial9_stats *st)
 {
+	struct dial9_stats s;
 	struct recorder *r;
+	uint32_t n;
 
+	if (!st || st->size < sizeof(st->size))
+		return -EINVAL;
+	n = st->size < sizeof(s) ? st->size : (uint32_t)sizeof(s);
 	pthread_mutex_lock(&g_lock);
 	r = g_rec;
 	if (!r) {
-		*st = g_last;
+		s = g_last;
 	} else {
-		memset(st, 0, sizeof(*st));
-		d9_segw_stats(r->segw, st);
-		d9_worker_stats(r->worker, st);
-		sched_stats(r, st);
-		dump_stats(r, st);
-		st->events_lost += atomic_load(&r->coll.lost_events);
-		st->batches_lost += atomic_load(&r->coll.lost_batches);
-		st->events_invalid = atomic_load(&r->coll.invalid_events);
+		memset(&s, 0, sizeof(s));
+		d9_segw_stats(r->segw, &s);
+		d9_worker_stats(r->worker, &s);
+		sched_stats(r, &s);
+		dump_stats(r, &s);
+		s.events_lost += atomic_load(&r->coll.lost_events);
+		s.batches_lost += atomic_load(&r->coll.lost_batches);
+		s.events_invalid = atomic_load(&r->coll.invalid_events);
 	}
-	st->size = sizeof(*st);
 	pthread_mutex_unlock(&g_lock);
+	s.size = n;
+	memcpy(st, &s, n);
 	return 0;
 }
 
@@ -415,7 +427,7 @@ static void fork_child(void)
 	g_atexit = true; /* inherited handler; dial9_stop() is safe */
 }
 
-__attribute__((constructor)) static void dial9_init(void)
+__attribute__((constructor)) static void d9_init(void)
 {
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	dial9_start_from_env();

@@ -212,8 +212,8 @@ static int ksched_module_open_fitting(struct dial9_ksched *k,
 }
 
 static int ksched_open_backend(struct dial9_ksched **out,
-			       const struct dial9_ksched_opts *o, char *why,
-			       size_t whylen)
+			       const struct dial9_ksched_opts *o,
+			       unsigned int skip, char *why, size_t whylen)
 {
 	struct dial9_ksched *k = calloc(1, sizeof(*k));
 	char modwhy[512] = "";
@@ -225,7 +225,7 @@ static int ksched_open_backend(struct dial9_ksched **out,
 	k->fd = -1;
 	k->kick_fd = -1;
 	k->page = sysconf(_SC_PAGESIZE);
-	if (!o->no_module) {
+	if (!(skip & D9_KSCHED_NO_MODULE)) {
 		ret = ksched_module_open_fitting(k, o, modwhy, sizeof(modwhy));
 		if (!ret) {
 			*out = k;
@@ -234,9 +234,9 @@ static int ksched_open_backend(struct dial9_ksched **out,
 	} else {
 		snprintf(modwhy, sizeof(modwhy), "module not requested");
 	}
-	ret = o->schedstat_only ? -ENODEV :
-	      dial9_perf_open(&k->perf, o, k->reason, sizeof(k->reason));
-	if (o->schedstat_only)
+	ret = skip & D9_KSCHED_NO_PERF ? -ENODEV :
+	      d9_perf_open(&k->perf, o, k->reason, sizeof(k->reason));
+	if (skip & D9_KSCHED_NO_PERF)
 		str_append(k->reason, sizeof(k->reason), "not requested", true);
 	if (!ret) {
 		if (use_one_queue(k, "perf")) {
@@ -244,10 +244,10 @@ static int ksched_open_backend(struct dial9_ksched **out,
 			return -ENOMEM;
 		}
 		str_append(k->reason, sizeof(k->reason), modwhy, true);
-		if (*dial9_perf_note(k->perf)) {
+		if (*d9_perf_note(k->perf)) {
 			str_append(k->reason, sizeof(k->reason), "; ", false);
 			str_append(k->reason, sizeof(k->reason),
-				   dial9_perf_note(k->perf), false);
+				   d9_perf_note(k->perf), false);
 		}
 		*out = k;
 		return 0;
@@ -257,7 +257,7 @@ static int ksched_open_backend(struct dial9_ksched **out,
 		char perfwhy[512], sswhy[256] = "";
 
 		str_append(perfwhy, sizeof(perfwhy), k->reason, true);
-		if (!dial9_sstat_open(&k->sstat, o, sswhy, sizeof(sswhy))) {
+		if (!d9_sstat_open(&k->sstat, o, sswhy, sizeof(sswhy))) {
 			if (use_one_queue(k, "schedstat")) {
 				dial9_ksched_close(k);
 				return -ENOMEM;
@@ -280,12 +280,13 @@ static int ksched_open_backend(struct dial9_ksched **out,
 	return ret;
 }
 
-int dial9_ksched_open(struct dial9_ksched **out,
-		      const struct dial9_ksched_opts *o, char *why,
-		      size_t whylen)
+int d9_ksched_open(struct dial9_ksched **out,
+		   const struct dial9_ksched_opts *o, unsigned int skip,
+		   char *why, size_t whylen)
 {
-	int ret = ksched_open_backend(out, o, why, whylen);
+	int ret;
 
+	ret = ksched_open_backend(out, o, skip, why, whylen);
 	if (ret || !o->reader_thread)
 		return ret;
 	ret = d9_ksched_reader_start(*out, o->reader_prio);
@@ -299,14 +300,30 @@ int dial9_ksched_open(struct dial9_ksched **out,
 	return ret;
 }
 
+int dial9_ksched_open(struct dial9_ksched **out,
+		      const struct dial9_ksched_opts *o, char *why,
+		      size_t whylen)
+{
+	for (size_t i = 0; i < sizeof(o->reserved); i++) {
+		if (o->reserved[i]) {
+			*out = NULL;
+			if (why && whylen)
+				snprintf(why, whylen,
+					 "dial9_ksched_opts.reserved is not 0");
+			return -EINVAL;
+		}
+	}
+	return d9_ksched_open(out, o, 0, why, whylen);
+}
+
 void dial9_ksched_close(struct dial9_ksched *k)
 {
 	if (!k)
 		return;
 	d9_ksched_reader_stop(k);
 	ksched_module_reset(k);
-	dial9_perf_close(k->perf);
-	dial9_sstat_close(k->sstat);
+	d9_perf_close(k->perf);
+	d9_sstat_close(k->sstat);
 	free(k);
 }
 
@@ -327,7 +344,7 @@ uint32_t dial9_ksched_reader_prio(const struct dial9_ksched *k)
 
 int dial9_ksched_fd(const struct dial9_ksched *k)
 {
-	return k->perf ? dial9_perf_fd(k->perf) : k->fd;	/* -1: sampled */
+	return k->perf ? d9_perf_fd(k->perf) : k->fd;	/* -1: sampled */
 }
 
 uint64_t dial9_ksched_lost(const struct dial9_ksched *k)
@@ -337,7 +354,7 @@ uint64_t dial9_ksched_lost(const struct dial9_ksched *k)
 	if (k->reader)	/* written under k->mu, read here without it */
 		lost = __atomic_load_n(&k->inbox_lost, __ATOMIC_RELAXED);
 	if (k->perf)
-		return lost + dial9_perf_lost(k->perf);
+		return lost + d9_perf_lost(k->perf);
 	if (k->sstat)
 		return 0;
 	for (unsigned int cpu = 0; k->ctrl && cpu < k->ncpu; cpu++)

@@ -55,7 +55,7 @@
 
 #include "sched/sched.h"
 
-struct ptask *d9_perf_task_find(struct dial9_perf *p, uint32_t tid)
+struct ptask *d9_perf_task_find(struct d9_perf *p, uint32_t tid)
 {
 	for (size_t i = 0; i < p->ntasks; i++)
 		if (p->tasks[i].tid == tid)
@@ -64,7 +64,7 @@ struct ptask *d9_perf_task_find(struct dial9_perf *p, uint32_t tid)
 }
 
 /* The thread @tid of @tgid, known from now on; NULL without memory. */
-struct ptask *d9_perf_task_of(struct dial9_perf *p, uint32_t tid,
+struct ptask *d9_perf_task_of(struct d9_perf *p, uint32_t tid,
 			      uint32_t tgid)
 {
 	struct ptask *t = d9_perf_task_find(p, tid);
@@ -90,7 +90,7 @@ struct ptask *d9_perf_task_of(struct dial9_perf *p, uint32_t tid,
 	return t;
 }
 
-void d9_perf_task_forget(struct dial9_perf *p, uint32_t tid)
+void d9_perf_task_forget(struct d9_perf *p, uint32_t tid)
 {
 	struct ptask *t = d9_perf_task_find(p, tid);
 
@@ -98,7 +98,7 @@ void d9_perf_task_forget(struct dial9_perf *p, uint32_t tid)
 		*t = p->tasks[--p->ntasks];
 }
 
-int d9_perf_push_rec(struct dial9_perf *p, const void *rec, size_t size)
+int d9_perf_push_rec(struct d9_perf *p, const void *rec, size_t size)
 {
 	if (p->npend == p->cappend) {
 		size_t cap = p->cappend ? p->cappend * 2 : 256;
@@ -115,7 +115,7 @@ int d9_perf_push_rec(struct dial9_perf *p, const void *rec, size_t size)
 	return 0;
 }
 
-int d9_perf_push_comm(struct dial9_perf *p, uint32_t tgid, uint32_t tid,
+int d9_perf_push_comm(struct d9_perf *p, uint32_t tgid, uint32_t tid,
 		      const char *name, uint64_t now)
 {
 	struct dial9_rec_comm c;
@@ -146,7 +146,7 @@ int d9_perf_read_comm(int tgid, int tid, char *name, size_t len)
 	return 0;
 }
 
-static int add_fd(struct dial9_perf *p, int fd)
+static int add_fd(struct d9_perf *p, int fd)
 {
 	if (p->nfds == p->capfds) {
 		size_t cap = p->capfds ? p->capfds * 2 : 64;
@@ -165,7 +165,7 @@ static int add_fd(struct dial9_perf *p, int fd)
  * The sched_waking tracepoint's id and the offsets of pid and target_cpu in
  * its raw data, from tracefs.  Returns 0, or -errno when unavailable.
  */
-static int waking_format(struct dial9_perf *p)
+static int waking_format(struct d9_perf *p)
 {
 	static const char *const dirs[] = { "/sys/kernel/tracing",
 					    "/sys/kernel/debug/tracing" };
@@ -200,7 +200,7 @@ static int waking_format(struct dial9_perf *p)
 }
 
 /* perf_event_open(@a) for @tid on @cpu, kept in p->fds: the fd or -errno. */
-static int open_fd(struct dial9_perf *p, struct perf_event_attr *a, int tid,
+static int open_fd(struct d9_perf *p, struct perf_event_attr *a, int tid,
 		   int cpu)
 {
 	int fd = (int)syscall(SYS_perf_event_open, a, tid, cpu, -1,
@@ -218,7 +218,7 @@ static int open_fd(struct dial9_perf *p, struct perf_event_attr *a, int tid,
 }
 
 /* The wake-ups @tid performs on @cpu, into the CPU's buffer. */
-static int open_waking(struct dial9_perf *p, int tid, int cpu)
+static int open_waking(struct d9_perf *p, int tid, int cpu)
 {
 	struct perf_event_attr a;
 	int fd;
@@ -243,7 +243,7 @@ static int open_waking(struct dial9_perf *p, int tid, int cpu)
  * One inherited context-switch event for @tid on @cpu.  The CPU's first
  * maps its buffer: -ENOBUFS when the locked-memory limit refuses that size.
  */
-static int open_event(struct dial9_perf *p, int tid, int cpu)
+static int open_event(struct d9_perf *p, int tid, int cpu)
 {
 	size_t len = (size_t)(1 + p->pages) * (size_t)p->page;
 	struct perf_event_attr a;
@@ -289,7 +289,7 @@ static int open_event(struct dial9_perf *p, int tid, int cpu)
  * Events for every thread of @pid that exists now, named by COMM records;
  * each thread is known to resolve() from here on.
  */
-static int open_process(struct dial9_perf *p, int pid, uint64_t now)
+static int open_process(struct d9_perf *p, int pid, uint64_t now)
 {
 	char path[64];
 	struct dirent *de;
@@ -336,7 +336,7 @@ static int open_process(struct dial9_perf *p, int pid, uint64_t now)
 }
 
 /* Undo open_all(): no events, buffers, threads or records. */
-static void close_events(struct dial9_perf *p)
+static void close_events(struct d9_perf *p)
 {
 	for (int cpu = 0; p->buf && cpu < p->ncpu; cpu++) {
 		if (p->buf[cpu].mp)
@@ -350,7 +350,7 @@ static void close_events(struct dial9_perf *p)
 	p->nfds = p->ntasks = p->npend = 0;
 }
 
-static int open_all(struct dial9_perf *p, const struct dial9_ksched_opts *o,
+static int open_all(struct d9_perf *p, const struct dial9_ksched_opts *o,
 		    uint64_t now)
 {
 	int ret = 0;
@@ -373,11 +373,11 @@ static unsigned int ring_pages(const struct dial9_ksched_opts *o, long page)
 	return n;
 }
 
-int dial9_perf_open(struct dial9_perf **out, const struct dial9_ksched_opts *o,
+int d9_perf_open(struct d9_perf **out, const struct dial9_ksched_opts *o,
 		    char *why, size_t whylen)
 {
 	uint64_t now = d9_clock_gettime_ns();
-	struct dial9_perf *p;
+	struct d9_perf *p;
 	unsigned int want;
 	int ret = 0;
 
@@ -396,7 +396,7 @@ int dial9_perf_open(struct dial9_perf **out, const struct dial9_ksched_opts *o,
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);
 	p->buf = calloc((size_t)p->ncpu, sizeof(*p->buf));
 	if (!p->buf || p->epfd < 0) {
-		dial9_perf_close(p);
+		d9_perf_close(p);
 		return -ENOMEM;
 	}
 	for (int cpu = 0; cpu < p->ncpu; cpu++)
@@ -414,7 +414,7 @@ int dial9_perf_open(struct dial9_perf **out, const struct dial9_ksched_opts *o,
 			 ret == -EACCES || ret == -EPERM ?
 			 " (other users' processes need CAP_PERFMON, or a lower kernel.perf_event_paranoid)" :
 			 ret == -ENOBUFS ? " (mmap: kernel.perf_event_mlock_kb, RLIMIT_MEMLOCK)" : "");
-		dial9_perf_close(p);
+		d9_perf_close(p);
 		return ret;
 	}
 	/* What the records cannot tell (the segment's sched_note). */
@@ -433,7 +433,7 @@ int dial9_perf_open(struct dial9_perf **out, const struct dial9_ksched_opts *o,
 	return 0;
 }
 
-void dial9_perf_close(struct dial9_perf *p)
+void d9_perf_close(struct d9_perf *p)
 {
 	if (!p)
 		return;
@@ -447,17 +447,17 @@ void dial9_perf_close(struct dial9_perf *p)
 	free(p);
 }
 
-const char *dial9_perf_note(const struct dial9_perf *p)
+const char *d9_perf_note(const struct d9_perf *p)
 {
 	return p->note;
 }
 
-int dial9_perf_fd(const struct dial9_perf *p)
+int d9_perf_fd(const struct d9_perf *p)
 {
 	return p->epfd;
 }
 
-uint64_t dial9_perf_lost(const struct dial9_perf *p)
+uint64_t d9_perf_lost(const struct d9_perf *p)
 {
 	return p->lost;
 }

@@ -34,7 +34,7 @@ struct perf_id {
  * A sched_waking sample: pid/tid, time, cpu, then the raw tracepoint data.
  * resolve() fills in the woken task's process when it is one of ours.
  */
-static int perf_waking(struct dial9_perf *p, const unsigned char *r,
+static int perf_waking(struct d9_perf *p, const unsigned char *r,
 		       uint16_t size)
 {
 	struct dial9_rec_wake wk;
@@ -69,7 +69,7 @@ static int perf_waking(struct dial9_perf *p, const unsigned char *r,
 }
 
 /* What the kernel wrote, as dial9 records (resolve() completes them). */
-static int perf_record(struct dial9_perf *p, const unsigned char *r,
+static int perf_record(struct d9_perf *p, const unsigned char *r,
 		       uint16_t size)
 {
 	struct perf_event_header h;
@@ -168,7 +168,7 @@ static int perf_record(struct dial9_perf *p, const unsigned char *r,
  * just before the buffer's next record (or now), so that its window is
  * from the CPU's last record before it to the first after it.
  */
-static int drain_buf(struct dial9_perf *p, int cpu)
+static int drain_buf(struct d9_perf *p, int cpu)
 {
 	struct pbuf *b = &p->buf[cpu];
 	unsigned char *data = (unsigned char *)b->mp + p->page;
@@ -212,7 +212,7 @@ static int drain_buf(struct dial9_perf *p, int cpu)
 }
 
 /* A new thread: named as the thread that created it, until it renames. */
-static void resolve_fork(struct dial9_perf *p, struct dial9_rec_switch *slot)
+static void resolve_fork(struct d9_perf *p, struct dial9_rec_switch *slot)
 {
 	struct pfork f;
 	struct dial9_rec_comm *c = (void *)slot;
@@ -271,7 +271,7 @@ static void resolve_in(struct ptask *t, struct dial9_rec_switch *sw,
  * The threads' states over one read's records, in time order: the waits
  * of switch-ins, the woken task's process, new threads' names.
  */
-static int resolve(struct dial9_perf *p, struct dial9_rec_switch *slot)
+static int resolve(struct d9_perf *p, struct dial9_rec_switch *slot)
 {
 	struct dial9_rec_header *h = &slot->hdr;
 	struct dial9_rec_wake *wk = (void *)slot;
@@ -327,7 +327,7 @@ static int cmp_time(const void *a, const void *b)
 	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
 }
 
-int dial9_perf_read(struct dial9_perf *p,
+int d9_perf_read(struct d9_perf *p,
 		    int (*push)(void *ctx, const struct dial9_rec_header *rec),
 		    void *ctx)
 {

@@ -170,8 +170,8 @@ static int ksched_collect_into(struct dial9_ksched *k, struct d9_kq *qs,
 	if (k->perf || k->sstat) {
 		struct push_ctx pc = { k, &qs[0], limit, lost };
 
-		ret = k->perf ? dial9_perf_read(k->perf, perf_push, &pc) :
-				dial9_sstat_read(k->sstat, perf_push, &pc);
+		ret = k->perf ? d9_perf_read(k->perf, perf_push, &pc) :
+				d9_sstat_read(k->sstat, perf_push, &pc);
 		return ret ? ret : d9_kq_sort(&qs[0]);
 	}
 	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
@@ -379,7 +379,7 @@ static void *reader_main(void *arg)
 {
 	struct dial9_ksched *k = arg;
 	struct pollfd p[2] = {
-		{ .fd = k->perf ? dial9_perf_fd(k->perf) : k->fd,
+		{ .fd = k->perf ? d9_perf_fd(k->perf) : k->fd,
 		  .events = POLLIN },
 		{ .fd = k->kick_fd, .events = POLLIN },
 	};

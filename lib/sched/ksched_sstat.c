@@ -22,17 +22,17 @@
 
 #define DIAL9_SSTAT_PERIOD_NS 100000000ull	/* 100 ms */
 
-struct dial9_sstat {
+struct d9_sstat {
 	int *pids;
 	unsigned int npids;
 	uint64_t next_ns;
 };
 
-int dial9_sstat_open(struct dial9_sstat **out,
+int d9_sstat_open(struct d9_sstat **out,
 		     const struct dial9_ksched_opts *o, char *why,
 		     size_t whylen)
 {
-	struct dial9_sstat *s;
+	struct d9_sstat *s;
 	char path[64], buf[128];
 
 	*out = NULL;
@@ -57,7 +57,7 @@ int dial9_sstat_open(struct dial9_sstat **out,
 		if (ret) {
 			snprintf(why, whylen, "%s: %s%s", path, strerror(-ret),
 				 ret == -ENOENT ? " (no CONFIG_SCHED_INFO?)" : "");
-			dial9_sstat_close(s);
+			d9_sstat_close(s);
 			return ret;
 		}
 	}
@@ -65,7 +65,7 @@ int dial9_sstat_open(struct dial9_sstat **out,
 	return 0;
 }
 
-void dial9_sstat_close(struct dial9_sstat *s)
+void d9_sstat_close(struct d9_sstat *s)
 {
 	if (!s)
 		return;
@@ -97,7 +97,7 @@ static int sample_thread(int pid, int tid, uint64_t now,
 	return push(ctx, &r.hdr);
 }
 
-int dial9_sstat_read(struct dial9_sstat *s,
+int d9_sstat_read(struct d9_sstat *s,
 		     int (*push)(void *ctx, const struct dial9_rec_header *rec),
 		     void *ctx)
 {

@@ -47,8 +47,8 @@ struct dial9_ksched {
 	 */
 	int ignored[KS_MAX_IGNORED];
 	unsigned int nignored;
-	struct dial9_perf *perf;	/* the perf backend, if used */
-	struct dial9_sstat *sstat;	/* the schedstat backend, if used */
+	struct d9_perf *perf;	/* the perf backend, if used */
+	struct d9_sstat *sstat;	/* the schedstat backend, if used */
 	/*
 	 * The reader thread, if any, is the only reader of the rings: it
 	 * appends to inbox[] under mu; a drain swaps each inbox with spare[]
@@ -72,20 +72,33 @@ struct dial9_ksched {
 
 /* The reader thread (ksched_ring.c; opts.reader_thread). */
 int d9_ksched_reader_start(struct dial9_ksched *k, uint32_t prio);
+
+/*
+ * Backends d9_ksched_open() leaves out: for dial9_config.sched (PERF,
+ * SCHEDSTAT) and for tests.  Not in struct dial9_ksched_opts, which is
+ * the public ABI.
+ */
+#define D9_KSCHED_NO_MODULE	(1u << 0)	/* skip /dev/dial9 */
+#define D9_KSCHED_NO_PERF	(1u << 1)	/* skip perf_event_open */
+
+/* dial9_ksched_open() without the backends in @skip (D9_KSCHED_*). */
+int d9_ksched_open(struct dial9_ksched **out,
+		   const struct dial9_ksched_opts *o, unsigned int skip,
+		   char *why, size_t whylen);
 void d9_ksched_reader_stop(struct dial9_ksched *k);
 
 /* ---- ksched_perf.c: the perf_event_open backend ---- */
-struct dial9_perf;
+struct d9_perf;
 
-int dial9_perf_open(struct dial9_perf **out, const struct dial9_ksched_opts *o,
+int d9_perf_open(struct d9_perf **out, const struct dial9_ksched_opts *o,
 		    char *why, size_t whylen);
-void dial9_perf_close(struct dial9_perf *p);
-int dial9_perf_fd(const struct dial9_perf *p);
+void d9_perf_close(struct d9_perf *p);
+int d9_perf_fd(const struct d9_perf *p);
 /* What this backend cannot record here and why, or "". */
-const char *dial9_perf_note(const struct dial9_perf *p);
-uint64_t dial9_perf_lost(const struct dial9_perf *p);
+const char *d9_perf_note(const struct d9_perf *p);
+uint64_t d9_perf_lost(const struct d9_perf *p);
 /* Turn what the kernel wrote into dial9_rec_* records, in time order. */
-int dial9_perf_read(struct dial9_perf *p,
+int d9_perf_read(struct d9_perf *p,
 		    int (*push)(void *ctx, const struct dial9_rec_header *rec),
 		    void *ctx);
 
@@ -135,7 +148,7 @@ struct pfork {
 	uint32_t pid, tid, ptid, pad;
 };
 
-struct dial9_perf {
+struct d9_perf {
 	int epfd;
 	int waking_id;			/* sched_waking tracepoint, or -1 */
 	int waking_pid_off, waking_cpu_off;
@@ -154,25 +167,25 @@ struct dial9_perf {
 	size_t npend, cappend;
 };
 
-struct ptask *d9_perf_task_find(struct dial9_perf *p, uint32_t tid);
+struct ptask *d9_perf_task_find(struct d9_perf *p, uint32_t tid);
 /* The thread @tid of @tgid, known from now on; NULL without memory. */
-struct ptask *d9_perf_task_of(struct dial9_perf *p, uint32_t tid,
+struct ptask *d9_perf_task_of(struct d9_perf *p, uint32_t tid,
 			      uint32_t tgid);
-void d9_perf_task_forget(struct dial9_perf *p, uint32_t tid);
-int d9_perf_push_rec(struct dial9_perf *p, const void *rec, size_t size);
-int d9_perf_push_comm(struct dial9_perf *p, uint32_t tgid, uint32_t tid,
+void d9_perf_task_forget(struct d9_perf *p, uint32_t tid);
+int d9_perf_push_rec(struct d9_perf *p, const void *rec, size_t size);
+int d9_perf_push_comm(struct d9_perf *p, uint32_t tgid, uint32_t tid,
 		      const char *name, uint64_t now);
 int d9_perf_read_comm(int tgid, int tid, char *name, size_t len);
 
 /* ---- ksched_sstat.c: the schedstat backend ---- */
-struct dial9_sstat;
+struct d9_sstat;
 
-int dial9_sstat_open(struct dial9_sstat **out,
+int d9_sstat_open(struct d9_sstat **out,
 		     const struct dial9_ksched_opts *o, char *why,
 		     size_t whylen);
-void dial9_sstat_close(struct dial9_sstat *s);
+void d9_sstat_close(struct d9_sstat *s);
 /* One record per thread of the targets, at most every 100 ms. */
-int dial9_sstat_read(struct dial9_sstat *s,
+int d9_sstat_read(struct d9_sstat *s,
 		     int (*push)(void *ctx, const struct dial9_rec_header *rec),
 		     void *ctx);
 

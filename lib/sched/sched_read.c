@@ -119,7 +119,7 @@ int d9_sched_meta_source(struct sched_stats *st, const struct dial9_record *r)
 void d9_sched_clock_sync(struct sched_stats *st, uint32_t src,
 			 const struct dial9_record *rec)
 {
-	if (rec->kind != DIAL9_REC_CLOCK_SYNC || src >= st->nsrcs ||
+	if (rec->kind != DIAL9_RECORD_CLOCK_SYNC || src >= st->nsrcs ||
 	    st->srcs[src].synced)
 		return;
 	st->srcs[src].synced = true;
@@ -195,9 +195,9 @@ int d9_sched_trace(struct sched_stats *st, const void *buf, size_t len,
 	while ((ret = dial9_decoder_next(dec, &rec)) > 0) {
 		struct sched_fields *f = NULL;
 
-		if (rec.kind == DIAL9_REC_STREAM)
+		if (rec.kind == DIAL9_RECORD_STREAM)
 			ncache = 0;	/* schemas are per stream */
-		if (rec.kind == DIAL9_REC_METADATA) {
+		if (rec.kind == DIAL9_RECORD_METADATA) {
 			ret = d9_sched_meta_source(st, &rec);
 			if (ret < 0)
 				break;
@@ -205,11 +205,12 @@ int d9_sched_trace(struct sched_stats *st, const void *buf, size_t len,
 		}
 		d9_sched_clock_sync(st, src, &rec);
 		/* A name the application gave its thread wins over comm. */
-		if (rec.kind == DIAL9_REC_THREAD && rec.tid && rec.thread_name[0])
+		if (rec.kind == DIAL9_RECORD_THREAD && rec.tid &&
+		    rec.thread_name[0])
 			d9_sched_stats_name(st, src, UINT64_MAX, rec.tid, 0,
 					    rec.thread_name,
 					    strlen(rec.thread_name));
-		if (rec.kind != DIAL9_REC_EVENT ||
+		if (rec.kind != DIAL9_RECORD_EVENT ||
 		    (strncmp(rec.schema->name, "sched.", 6) &&
 		     strcmp(rec.schema->name, "dial9.lost")))
 			continue;

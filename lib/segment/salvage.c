@@ -40,7 +40,7 @@ static void salvage_file(int dfd, const char *dirpath, const char *name)
 		goto out;
 	if (!dial9_decoder_new(&d, map, (size_t)st.st_size)) {
 		while (dial9_decoder_next(d, &rec) == 1) {
-			if (rec.kind == DIAL9_REC_BATCH_END) {
+			if (rec.kind == DIAL9_RECORD_BATCH_END) {
 				keep = dial9_decoder_offset(d);
 				ends++;
 			}

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* every frame consumes input: at most one record per byte */
 		if (++steps > size + 1)
 			abort();
-		if (r.kind == DIAL9_REC_EVENT) {
+		if (r.kind == DIAL9_RECORD_EVENT) {
 			for (uint32_t i = 0; i < r.schema->nfields; i++) {
 				const struct dial9_value *v = &r.values[i];
 
@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 			}
 		}
-		if (r.kind == DIAL9_REC_METADATA)
+		if (r.kind == DIAL9_RECORD_METADATA)
 			for (unsigned int i = 0; i < r.nkv; i++)
 				if (r.kv[i].key_len > size || r.kv[i].value_len > size)
 					abort();

@@ -169,7 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct schema *y = &sc[ev[i].schema];
 
 		while ((ret = dial9_decoder_next(d, &r)) == 1 &&
-		       r.kind != DIAL9_REC_EVENT)
+		       r.kind != DIAL9_RECORD_EVENT)
 			;
 		if (ret != 1 || r.ts_ns != ev[i].ts || r.stream != ev[i].stream ||
 		    r.schema->id != y->id || r.schema->kind != y->kind ||
@@ -201,7 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	while ((ret = dial9_decoder_next(d, &r)) == 1)
-		if (r.kind == DIAL9_REC_EVENT)
+		if (r.kind == DIAL9_RECORD_EVENT)
 			abort();
 	if (ret != 0 || dial9_decoder_offset(d) != len)
 		abort();

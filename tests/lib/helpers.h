@@ -134,11 +134,11 @@ static inline int test_decode_file(const char *path, struct test_counts *c,
 	if (dial9_decoder_new(&d, map, (size_t)st.st_size))
 		abort();
 	while ((ret = dial9_decoder_next(d, &r)) == 1) {
-		if (r.kind == DIAL9_REC_STREAM)
+		if (r.kind == DIAL9_RECORD_STREAM)
 			c->streams++;
-		if (r.kind == DIAL9_REC_BATCH_END)
+		if (r.kind == DIAL9_RECORD_BATCH_END)
 			c->batches++;
-		if (r.kind != DIAL9_REC_EVENT)
+		if (r.kind != DIAL9_RECORD_EVENT)
 			continue;
 		c->events++;
 		if (strncmp(r.schema->name, "dial9.", 6))

@@ -70,7 +70,7 @@ static char *dir, *boot;
 static int make_trace(void **state)
 {
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	pthread_t a, b;
 	(void)state;
 

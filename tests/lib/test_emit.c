@@ -132,7 +132,7 @@ static void scalars_read_back(void **state)
 {
 	char *dir = test_tmpdir("emit"), *boot;
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct test_counts cnt = { 0 };
 	struct seen s = { 0 };
 	uint64_t w[DIAL9__MAX_SCALARS] = { 1, 2, 3, 4 };
@@ -222,9 +222,9 @@ static uint64_t largest_stream(const char *dir)
 		assert_int_equal(dial9_decoder_new(&d, map, (size_t)stt.st_size),
 				 0);
 		while (dial9_decoder_next(d, &r) == 1) {
-			if (r.kind == DIAL9_REC_STREAM)
+			if (r.kind == DIAL9_RECORD_STREAM)
 				start = r.offset;
-			if (r.kind == DIAL9_REC_BATCH_END &&
+			if (r.kind == DIAL9_RECORD_BATCH_END &&
 			    dial9_decoder_offset(d) - start > max)
 				max = dial9_decoder_offset(d) - start;
 		}
@@ -247,7 +247,7 @@ static void event_filling_a_batch(void **state)
 	char *dir = test_tmpdir("emitbig"), *boot;
 	static uint8_t pad[4096];
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct test_counts cnt = { 0 };
 	struct seen s = { 0 };
 	unsigned int emitted = 0;

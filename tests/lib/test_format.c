@@ -92,9 +92,9 @@ static void round_trip_all_types(void **state)
 
 	assert_int_equal(dial9_decoder_new(&d, buf, len), 0);
 	assert_int_equal(next(d, &r), 1);
-	assert_int_equal(r.kind, DIAL9_REC_STREAM);
+	assert_int_equal(r.kind, DIAL9_RECORD_STREAM);
 	for (unsigned int k = 0; k < n; k++) {
-		assert_int_equal(next_kind(d, &r, DIAL9_REC_EVENT), 1);
+		assert_int_equal(next_kind(d, &r, DIAL9_RECORD_EVENT), 1);
 		assert_string_equal(r.schema->name, "everything");
 		assert_int_equal(r.schema->id, 300);
 		assert_int_equal(r.schema->nfields, NALL);
@@ -116,7 +116,7 @@ static void round_trip_all_types(void **state)
 		assert_null(dial9_record_field(&r, "nope"));
 	}
 	assert_int_equal(next(d, &r), 1);
-	assert_int_equal(r.kind, DIAL9_REC_BATCH_END);
+	assert_int_equal(r.kind, DIAL9_RECORD_BATCH_END);
 	assert_int_equal(next(d, &r), 0);
 	assert_int_equal(dial9_decoder_offset(d), len);
 	dial9_decoder_free(d);
@@ -184,23 +184,23 @@ static void concatenated_streams(void **state)
 	buf = dial9_encoder_data(e, &len);
 
 	assert_int_equal(dial9_decoder_new(&d, buf, len), 0);
-	assert_int_equal(next_kind(d, &r, DIAL9_REC_METADATA), 1);
+	assert_int_equal(next_kind(d, &r, DIAL9_RECORD_METADATA), 1);
 	assert_int_equal(r.nkv, 2);
 	assert_int_equal(r.kv[1].value_len, 3);
 	assert_memory_equal(r.kv[1].value, "svc", 3);
 	assert_int_equal(next(d, &r), 1);
-	assert_int_equal(r.kind, DIAL9_REC_CLOCK_SYNC);
+	assert_int_equal(r.kind, DIAL9_RECORD_CLOCK_SYNC);
 	assert_true(r.mono_ns == 111 && r.real_ns == 222);
-	assert_int_equal(next_kind(d, &r, DIAL9_REC_EVENT), 1);
+	assert_int_equal(next_kind(d, &r, DIAL9_RECORD_EVENT), 1);
 	assert_string_equal(r.schema->name, "first");
 	assert_int_equal(r.stream, 1);
 	assert_int_equal(r.tid, 42);
 	assert_string_equal(r.thread_name, "worker");
 	assert_true(r.values[0].u64 == 7 && r.ts_ns == 1000);
 	assert_non_null(dial9_decoder_schema(d, "first"));
-	assert_int_equal(next_kind(d, &r, DIAL9_REC_STREAM), 1);
+	assert_int_equal(next_kind(d, &r, DIAL9_RECORD_STREAM), 1);
 	assert_null(dial9_decoder_schema(d, "first"));
-	assert_int_equal(next_kind(d, &r, DIAL9_REC_EVENT), 1);
+	assert_int_equal(next_kind(d, &r, DIAL9_RECORD_EVENT), 1);
 	assert_string_equal(r.schema->name, "second");
 	assert_int_equal(r.stream, 2);
 	assert_int_equal(r.tid, 0); /* thread frames are per stream */
@@ -294,7 +294,7 @@ static void future_writer_is_readable(void **state)
 	put_frame(&b, 0x3f, &unk);
 
 	assert_int_equal(dial9_decoder_new(&d, b.b, b.n), 0);
-	assert_int_equal(next_kind(d, &r, DIAL9_REC_EVENT), 1);
+	assert_int_equal(next_kind(d, &r, DIAL9_RECORD_EVENT), 1);
 	assert_string_equal(r.schema->name, "future");
 	assert_int_equal(r.schema->kind, 9);
 	assert_int_equal(r.values[0].type, 0);
@@ -557,7 +557,7 @@ static int decode_all(const void *buf, size_t len, size_t *events,
 	*events = 0;
 	assert_int_equal(dial9_decoder_new(&d, buf, len), 0);
 	while ((ret = next(d, &r)) == 1)
-		*events += r.kind == DIAL9_REC_EVENT;
+		*events += r.kind == DIAL9_RECORD_EVENT;
 	*off = dial9_decoder_offset(d);
 	dial9_decoder_free(d);
 	return ret;

@@ -39,7 +39,7 @@ static void lifecycle(void **state)
 {
 	char *dir = test_tmpdir("life");
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	(void)state;
 
 	cfg_for(&c, dir);
@@ -72,6 +72,98 @@ static void lifecycle(void **state)
 		assert_null(boot);
 	}
 	assert_int_equal(dial9_flush(10), -ENOENT);
+	test_rm_rf(dir);
+	free(dir);
+}
+
+/*
+ * A caller built against an older, smaller struct dial9_stats: only its
+ * size bytes are written, the canary after them stays; a larger size gets
+ * the library's struct and nothing past it; a size that cannot hold the
+ * size field itself is refused with nothing written.
+ */
+union stats_buf {
+	struct dial9_stats st;
+	unsigned char b[sizeof(struct dial9_stats) + 64];
+};
+
+static void stats_fill(union stats_buf *u, uint32_t size)
+{
+	memset(u->b, 0xa5, sizeof(u->b));
+	memcpy(u->b, &size, sizeof(size));
+}
+
+static void stats_canary(const union stats_buf *u, size_t from)
+{
+	for (size_t i = from; i < sizeof(u->b); i++)
+		assert_int_equal(u->b[i], 0xa5);
+}
+
+/* The first n bytes after the size field equal those of *full. */
+static void stats_prefix(const union stats_buf *u,
+			 const struct dial9_stats *full, size_t n)
+{
+	const size_t at = sizeof(full->size);
+
+	if (full)
+		assert_memory_equal(u->b + at, (const unsigned char *)full + at,
+				    n - at);
+	else
+		assert_true(u->st.events_written >= 10);
+}
+
+/* @full: the counters to find (a stopped recorder's), or NULL. */
+static void stats_sizes(const struct dial9_stats *full)
+{
+	const uint32_t old = offsetof(struct dial9_stats, boot_id);
+	const uint32_t cut = offsetof(struct dial9_stats, bytes_written) + 3;
+	const uint32_t bad[] = { 0, 1, 3 };
+	union stats_buf u;
+
+	stats_fill(&u, old);
+	assert_int_equal(dial9_get_stats(&u.st), 0);
+	assert_int_equal(u.st.size, old);
+	stats_prefix(&u, full, old);
+	stats_canary(&u, old);
+
+	stats_fill(&u, cut);	/* the size ends inside a field */
+	assert_int_equal(dial9_get_stats(&u.st), 0);
+	assert_int_equal(u.st.size, cut);
+	stats_prefix(&u, full, cut);
+	stats_canary(&u, cut);
+
+	stats_fill(&u, sizeof(u.b));	/* a newer, larger struct */
+	assert_int_equal(dial9_get_stats(&u.st), 0);
+	assert_int_equal(u.st.size, sizeof(struct dial9_stats));
+	stats_prefix(&u, full, sizeof(struct dial9_stats));
+	stats_canary(&u, sizeof(struct dial9_stats));
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		stats_fill(&u, bad[i]);
+		assert_int_equal(dial9_get_stats(&u.st), -EINVAL);
+		assert_int_equal(u.st.size, bad[i]);
+		stats_canary(&u, sizeof(u.st.size));
+	}
+	assert_int_equal(dial9_get_stats(NULL), -EINVAL);
+}
+
+static void stats_honour_size(void **state)
+{
+	char *dir = test_tmpdir("ssize");
+	struct dial9_config c;
+	struct dial9_stats st = { .size = sizeof(st) };
+	(void)state;
+
+	cfg_for(&c, dir);
+	assert_int_equal(dial9_start(&c), 0);
+	for (int i = 0; i < 10; i++)
+		dial9_instant("stats.size");
+	assert_int_equal(dial9_flush(10000), 0);
+	stats_sizes(NULL);	/* a running recorder */
+	assert_int_equal(dial9_stop(), 0);
+	assert_int_equal(dial9_get_stats(&st), 0);
+	assert_true(st.events_written >= 10);
+	stats_sizes(&st);	/* the last one's final counters */
 	test_rm_rf(dir);
 	free(dir);
 }
@@ -154,7 +246,7 @@ static void record_api_read_back(void **state)
 {
 	char *dir = test_tmpdir("api"), *boot;
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct test_counts cnt = { 0 };
 	struct seen s = { 0 };
 	const unsigned int n = 3000;
@@ -234,7 +326,7 @@ static void collector_accounting(void **state)
 	char *dir = test_tmpdir("acc"), *boot;
 	pthread_t th[ACC_THREADS];
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct test_counts cnt = { 0 };
 	(void)state;
 
@@ -284,7 +376,7 @@ static void idle_recorder_wakes_for_a_batch(void **state)
 	char *dir = test_tmpdir("bell"), *boot;
 	struct test_counts cnt = { 0 };
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	uint64_t n = 0;
 	(void)state;
 
@@ -364,7 +456,7 @@ static void idle_thread_rotation(void **state)
 			      PTHREAD_COND_INITIALIZER, 0 };
 	struct phase_seen ps = { { 0 }, { 0 }, 0 };
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	pthread_t th;
 	char **v;
 	size_t nseg;
@@ -432,7 +524,7 @@ static void *fork_worker(void *arg)
 
 static int child_body(const char *dir)
 {
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct dial9_config c;
 	struct test_counts cnt = { 0 };
 	char *cdir, *boot;
@@ -645,6 +737,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(lifecycle),
+		cmocka_unit_test(stats_honour_size),
 		cmocka_unit_test(record_api_read_back),
 		cmocka_unit_test(collector_accounting),
 		cmocka_unit_test(idle_recorder_wakes_for_a_batch),

@@ -271,14 +271,15 @@ static void decode_mem(const void *p, size_t n, struct test_counts *c,
 
 	assert_int_equal(dial9_decoder_new(&d, p, n), 0);
 	while ((ret = dial9_decoder_next(d, &r)) == 1) {
-		if (r.kind == DIAL9_REC_METADATA && index) {
+		if (r.kind == DIAL9_RECORD_METADATA && index) {
 			for (unsigned int i = 0; i < r.nkv; i++)
 				if (r.kv[i].key_len == 13 &&
 				    !memcmp(r.kv[i].key, "segment_index", 13))
 					snprintf(index, ilen, "%.*s",
 						 (int)r.kv[i].value_len, r.kv[i].value);
 		}
-		if (r.kind == DIAL9_REC_EVENT && !strcmp(r.schema->name, "s3.ev"))
+		if (r.kind == DIAL9_RECORD_EVENT &&
+		    !strcmp(r.schema->name, "s3.ev"))
 			c->user++;
 	}
 	assert_int_equal(ret, 0);
@@ -289,7 +290,7 @@ static void round_trip(void **state)
 {
 	char *dir = test_tmpdir("s3-rt"), host[256], want[512];
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct test_counts cnt = { 0 };
 	uint64_t first = seq;
 	size_t n;
@@ -374,7 +375,7 @@ static void throttling_is_retried(void **state)
 {
 	char *dir = test_tmpdir("s3-503");
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	size_t n;
 	char **keys;
 
@@ -423,7 +424,7 @@ static void *emitter(void *arg)
 
 static void wait_stats(bool (*cond)(const struct dial9_stats *), const char *what)
 {
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 
 	for (int i = 0; i < 6000; i++) { /* 60 s: a hang, not a timing check */
 		dial9_get_stats(&st);
@@ -462,7 +463,7 @@ static void outage(void **state)
 {
 	char *dir = test_tmpdir("s3-outage"), *saved = test_tmpdir("s3-saved");
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	pthread_t th;
 	size_t n, nsaved;
 	char **keys, **v, *boot;
@@ -576,7 +577,7 @@ static void forbidden_is_terminal(void **state)
 	for (int b = 0; b < 2; b++) {
 		char *dir = test_tmpdir("s3-403"), *boot;
 		struct dial9_config c;
-		struct dial9_stats st;
+		struct dial9_stats st = { .size = sizeof(st) };
 		size_t n, left;
 		char **keys, **v;
 
@@ -625,7 +626,7 @@ static void trigger_manifest(void **state)
 {
 	char *dir = test_tmpdir("s3-trig"), *boot, *manifest, want[1200], val[64];
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct dial9_dump_receipt rc;
 	struct buf mh = { 0 };
 	size_t n, left;
@@ -696,7 +697,7 @@ static void memory_round_trip(void **state)
 {
 	char *base = test_tmpdir("s3-mem"), *dir;
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct test_counts cnt = { 0 };
 	uint64_t first = seq;
 	size_t n;
@@ -840,7 +841,7 @@ static void cli_ls_fetch(void **state)
 {
 	char *dir = test_tmpdir("s3-cli"), *out, *err, *dl, host[256];
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	uint64_t before;
 	size_t n, nall;
 	char **keys, **all;

@@ -22,6 +22,7 @@
 #include <linux/dial9.h>
 
 #include "helpers.h"
+#include "sched/sched.h"
 
 #define ROUNDS 200
 
@@ -95,7 +96,7 @@ static void read_meta(const char *path, struct seen *s)
 	close(fd);
 	assert_int_equal(dial9_decoder_new(&d, map, (size_t)st.st_size), 0);
 	while (dial9_decoder_next(d, &r) == 1) {
-		if (r.kind != DIAL9_REC_METADATA)
+		if (r.kind != DIAL9_RECORD_METADATA)
 			continue;
 		for (unsigned int i = 0; i < r.nkv; i++) {
 			if (r.kv[i].key_len == 13 &&
@@ -155,7 +156,7 @@ static void perf_backend_records_switches_and_wakeups(void **state)
 	struct seen s = { 0 };
 	struct test_counts cnt = { 0 };
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	bool wakes_possible = geteuid() == 0 && tracefs_ready();
 	char *dir = test_tmpdir("sched"), *boot;
 	char **files;
@@ -297,7 +298,7 @@ static void schedstat_backend_samples_waits(void **state)
 	struct sstat_seen s = { 0 };
 	struct test_counts cnt = { 0 };
 	struct dial9_config cfg;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	char *dir = test_tmpdir("sstat"), *boot;
 	pthread_t h, w;
 	(void)state;
@@ -427,7 +428,7 @@ static void perf_backend_measures_wakeup_latency(void **state)
 	struct napper n = { 0 };
 	struct contention busy_cpu0 = { 0 };
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	bool wakes_possible = geteuid() == 0 && tracefs_ready();
 	char *dir = test_tmpdir("wakeups"), *boot, *j;
 	long long known, unknown, sum;
@@ -485,15 +486,34 @@ static void perf_backend_measures_wakeup_latency(void **state)
 /* A source that cannot be had says why; recording still runs. */
 static void no_source_is_reported(void **state)
 {
-	struct dial9_ksched_opts o = { .system_wide = true, .no_module = true };
+	struct dial9_ksched_opts o = { .system_wide = true };
 	struct dial9_ksched *k = NULL;
 	char why[512] = "";
 	(void)state;
 
-	assert_int_equal(dial9_ksched_open(&k, &o, why, sizeof(why)),
+	assert_int_equal(d9_ksched_open(&k, &o, D9_KSCHED_NO_MODULE, why,
+				       sizeof(why)),
 			 -EOPNOTSUPP);
 	assert_null(k);
 	assert_non_null(strstr(why, "system-wide recording needs dial9.ko"));
+}
+
+/* The bytes of the switches that left the public opts must be 0. */
+static void reserved_opts_refused(void **state)
+{
+	struct dial9_ksched_opts o = { .self = true };
+	struct dial9_ksched *k = (struct dial9_ksched *)&o;
+	char why[512] = "";
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(o.reserved); i++) {
+		memset(o.reserved, 0, sizeof(o.reserved));
+		o.reserved[i] = 1;
+		assert_int_equal(dial9_ksched_open(&k, &o, why, sizeof(why)),
+				 -EINVAL);
+		assert_null(k);
+		assert_non_null(strstr(why, "reserved"));
+	}
 }
 
 /* The scheduling policy of this process's thread named @name, or -1. */
@@ -554,13 +574,12 @@ static bool may_fifo(void)
  */
 static int open_reader(void)
 {
-	struct dial9_ksched_opts o = { .self = true, .no_module = true,
-				       .reader_thread = true,
+	struct dial9_ksched_opts o = { .self = true, .reader_thread = true,
 				       .reader_prio = 1 };
 	struct dial9_ksched *k = NULL;
 	int policy, ret = -1;
 
-	if (dial9_ksched_open(&k, &o, NULL, 0))
+	if (d9_ksched_open(&k, &o, D9_KSCHED_NO_MODULE, NULL, 0))
 		return -1;
 	if (strcmp(dial9_ksched_backend(k), "perf"))
 		goto out;
@@ -624,6 +643,7 @@ int main(void)
 		cmocka_unit_test(perf_backend_measures_wakeup_latency),
 		cmocka_unit_test(schedstat_backend_samples_waits),
 		cmocka_unit_test(no_source_is_reported),
+		cmocka_unit_test(reserved_opts_refused),
 		cmocka_unit_test(reader_runs_fifo_or_says_why),
 	};
 

@@ -79,11 +79,11 @@ static void read_meta(const char *path, struct meta_seen *m)
 	close(fd);
 	assert_int_equal(dial9_decoder_new(&d, map, (size_t)st.st_size), 0);
 	while (dial9_decoder_next(d, &r) == 1) {
-		if (r.kind == DIAL9_REC_CLOCK_SYNC) {
+		if (r.kind == DIAL9_RECORD_CLOCK_SYNC) {
 			m->clock_syncs++;
 			assert_true(r.real_ns > 1600000000ull * 1000000000ull);
 		}
-		if (r.kind != DIAL9_REC_METADATA)
+		if (r.kind != DIAL9_RECORD_METADATA)
 			continue;
 		for (unsigned int i = 0; i < r.nkv; i++) {
 			if (r.kv[i].key_len == 10 &&
@@ -105,7 +105,7 @@ static void rotation_and_budget(int backend)
 {
 	char *dir = test_tmpdir("rot"), *boot;
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct test_counts cnt = { 0 };
 	char **v;
 	size_t nseg;
@@ -198,7 +198,7 @@ static int fallback_child(const char *dir)
 	};
 	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct meta_seen m = { { 0 }, { 0 }, 0 };
 	char *boot;
 	char **v;
@@ -278,7 +278,7 @@ static void deleted_directory(void **state)
 {
 	char *dir = test_tmpdir("del"), *boot;
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct test_counts cnt = { 0 };
 	(void)state;
 
@@ -317,7 +317,7 @@ static void deleted_active_segment(void **state)
 {
 	char *dir = test_tmpdir("delact"), *boot;
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct test_counts cnt = { 0 };
 	uint64_t emitted = 0;
 	char **v;
@@ -355,7 +355,7 @@ static void deleted_active_segment(void **state)
 static int enospc_child(const char *mnt)
 {
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	char filler[600];
 	int fd, ret = 0;
 	static char block[64 * 1024];
@@ -448,7 +448,7 @@ static void salvage_after_sigkill(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (!pid) {
-		struct dial9_stats st;
+		struct dial9_stats st = { .size = sizeof(st) };
 		bool told = false;
 
 		close(pfd[0]);

@@ -145,7 +145,7 @@ static void lz4_in_place(void **state)
 {
 	char *dir = test_tmpdir("w-lz4");
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct test_counts cnt = { 0 };
 	uint64_t emitted;
 	char *boot;
@@ -194,7 +194,7 @@ static void write_back(uint32_t pipeline, const char *suffix)
 {
 	char *dir = test_tmpdir("w-src"), *dst = test_tmpdir("w-dst");
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct test_counts cnt = { 0 };
 	uint64_t emitted;
 	char *boot, *wboot;
@@ -265,7 +265,7 @@ static void unshippable_segments_are_evicted_and_counted(void **state)
 {
 	char *dir = test_tmpdir("w-evict"), *blocker;
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	uint64_t emitted;
 
 	(void)state;
@@ -367,7 +367,7 @@ static unsigned int summaries_run(const char *dir, const char *dst,
 static void summaries_beside_write_back(void **state)
 {
 	char *dir = test_tmpdir("w-sum"), *dst = test_tmpdir("w-sumdst");
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	char *blocked;
 	unsigned int sealed;
 	size_t n;
@@ -458,7 +458,7 @@ static void bad_pipelines_are_refused(void **state)
 
 static void wait_for(bool (*cond)(const struct dial9_stats *), const char *what)
 {
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 
 	for (int i = 0; i < 6000; i++) { /* 60 s: a hang, not a timing check */
 		dial9_get_stats(&st);
@@ -502,7 +502,7 @@ static void trigger_from_thread(void **state)
 {
 	char *dir = test_tmpdir("t-src"), *dst = test_tmpdir("t-dst");
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct dial9_dump_receipt rc, rc2;
 	struct test_counts cnt = { 0 };
 	uint64_t emitted, idx[64], t0 = dial9_now_ns(), real0;
@@ -607,7 +607,7 @@ static void debounce_burst(void **state)
 {
 	char *dir = test_tmpdir("t-deb"), *dst = test_tmpdir("t-deb-dst");
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	pthread_barrier_t bar;
 	pthread_t th[8];
 	struct burst b[8];
@@ -657,7 +657,7 @@ static void trigger_by_signal(void **state)
 {
 	char *dir = test_tmpdir("t-sig"), *dst = test_tmpdir("t-sig-dst");
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	uint64_t idx[16];
 	char *wboot;
 
@@ -712,7 +712,7 @@ static void dump_is_protected_from_eviction(void **state)
 	char *dir = test_tmpdir("t-prot"), *base = test_tmpdir("t-prot-dst");
 	char *dst, *boot, *wboot;
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct dial9_dump_receipt rc;
 	uint64_t idx[64];
 	size_t n;
@@ -782,7 +782,7 @@ static void memory_buffer_write_back(void **state)
 {
 	char *base = test_tmpdir("m-src"), *dst = test_tmpdir("m-dst"), *dir;
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct test_counts cnt = { 0 };
 	uint64_t emitted, idx[32];
 	char *wboot;
@@ -839,7 +839,7 @@ static void memory_buffer_trigger(void **state)
 {
 	char *base = test_tmpdir("m-trig"), *dst = test_tmpdir("m-trig-dst"), *dir;
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	struct dial9_dump_receipt rc;
 	struct test_counts cnt = { 0 };
 	uint64_t idx[64];

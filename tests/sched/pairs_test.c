@@ -53,7 +53,7 @@ TEST(pairs_32_lose_nothing_at_defaults)
 	static struct pair pairs[PAIRS];
 	pthread_t t[2 * PAIRS];
 	struct dial9_config cfg;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	char dir[64];
 
 	snprintf(dir, sizeof(dir), "/tmp/d9-pairs-%d", getpid());

@@ -172,7 +172,7 @@ static int collect_file(const char *path, pid_t worker, struct collected *c)
 		const char *name;
 		struct kev k = { .ts = rec.ts_ns };
 
-		if (rec.kind == DIAL9_REC_METADATA) {
+		if (rec.kind == DIAL9_RECORD_METADATA) {
 			for (unsigned int i = 0; i < rec.nkv; i++)
 				if (rec.kv[i].key_len == 13 &&
 				    !memcmp(rec.kv[i].key, "sched_backend", 13))
@@ -181,7 +181,7 @@ static int collect_file(const char *path, pid_t worker, struct collected *c)
 						 rec.kv[i].value);
 			continue;
 		}
-		if (rec.kind != DIAL9_REC_EVENT)
+		if (rec.kind != DIAL9_RECORD_EVENT)
 			continue;
 		name = rec.schema->name;
 		if (!strcmp(name, "test.work") && rec.tid == (uint32_t)worker)
@@ -278,7 +278,7 @@ FIXTURE_TEARDOWN(traced)
 
 TEST_F(traced, kernel_events_of_the_worker_are_in_the_trace)
 {
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	int outs = 0, ins = 0, wakes = 0;
 
 	dial9_get_stats(&st);

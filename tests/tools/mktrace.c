@@ -467,7 +467,7 @@ static void *pong(void *arg)
 static int record(const char *dir)
 {
 	struct dial9_config c;
-	struct dial9_stats st;
+	struct dial9_stats st = { .size = sizeof(st) };
 	pthread_t t;
 	char ch = 'x';
 

@@ -270,9 +270,9 @@ int tl_read_file(struct timeline *tl, const char *path)
 	while ((ret = dial9_decoder_next(dec, &r)) > 0) {
 		struct fields *f = NULL;
 
-		if (r.kind == DIAL9_REC_STREAM)
+		if (r.kind == DIAL9_RECORD_STREAM)
 			ncache = 0;	/* schemas are per stream */
-		if (r.kind == DIAL9_REC_METADATA) {
+		if (r.kind == DIAL9_RECORD_METADATA) {
 			meta_pid(tl, &r, &pid);
 			ret = d9_sched_meta_source(&tl->st, &r);
 			if (ret < 0)
@@ -281,7 +281,7 @@ int tl_read_file(struct timeline *tl, const char *path)
 			ret = 0;
 		}
 		d9_sched_clock_sync(&tl->st, ((struct priv *)tl->priv)->src, &r);
-		if (r.kind == DIAL9_REC_THREAD && tl_visible(r.tid) &&
+		if (r.kind == DIAL9_RECORD_THREAD && tl_visible(r.tid) &&
 		    r.thread_name[0]) {
 			long ti = tl_thread_get(tl, ((struct priv *)tl->priv)->src,
 					     r.tid, pid, true);
@@ -294,7 +294,7 @@ int tl_read_file(struct timeline *tl, const char *path)
 			tl_thread_name(&tl->threads[ti], r.thread_name,
 				    strlen(r.thread_name), 2, 0);
 		}
-		if (r.kind != DIAL9_REC_EVENT)
+		if (r.kind != DIAL9_RECORD_EVENT)
 			continue;
 		for (unsigned int i = 0; i < ncache && !f; i++)
 			if (cache[i].schema == r.schema)
