@@ -351,7 +351,7 @@ int cmd_export(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (tl_load_args(&tl, argc - optind, argv + optind, "export"))
+	if (tl_load_args(&tl, argc - optind, argv + optind, "export", 0))
 		return 1;
 	rc = cli_write_output("export", outpath, write_export, &tl);
 	tl_free(&tl);

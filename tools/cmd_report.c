@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sched_report.h"
 #include "timeline.h"
 
 /* tools/report.html, from build/tools/report_html.c (lib/lib.mk). */
@@ -24,12 +25,28 @@ extern const char dial9_report_html[];
 extern const unsigned long dial9_report_html_len;
 
 #define MARKER "/*DIAL9_DATA*/"
+/* Culprits per thread in the page's table (`dial9 sched --culprits`). */
+#define REPORT_CULPRITS 5
 
 static void comma(FILE *f, bool *first)
 {
 	if (!*first)
 		fputc(',', f);
 	*first = false;
+}
+
+/* A culprit's name as the page shows its thread, else sched's. */
+static const char *culprit_label(const struct timeline *tl, uint32_t src,
+				 const struct sched_culprit *c)
+{
+	long i = c->kind == SCHED_OCC_THREAD ?
+		 d9_sched_stats_find(&tl->st, src, c->tid, c->tgid) : -1;
+
+	for (size_t j = 0; i >= 0 && j < tl->n_threads; j++)
+		if (tl->threads[j].sched == (uint32_t)i + 1 &&
+		    tl->threads[j].name[0])
+			return tl->threads[j].name;
+	return sched_culprit_name(&tl->st, src, c->kind, c->tid, c->tgid);
 }
 
 static void write_stats(FILE *f, const struct timeline *tl,
@@ -40,13 +57,13 @@ static void write_stats(FILE *f, const struct timeline *tl,
 	if (!s) {
 		fputs("{\"vol\":0,\"invol\":0,\"on\":0,\"runq\":0,\"blk\":0,"
 		      "\"unk\":0,\"waits\":0,\"n\":0,\"unkn\":0,\"avg\":0,"
-		      "\"p99\":0,\"max\":0}", f);
+		      "\"p99\":0,\"max\":0,\"cul\":[]}", f);
 		return;
 	}
 	/* runq: the one total of sched_stats, as `dial9 sched` has it */
 	fprintf(f, "{\"vol\":%llu,\"invol\":%llu,\"on\":%llu,\"runq\":%llu,"
 		   "\"blk\":%llu,\"unk\":%llu,\"waits\":%llu,\"n\":%llu,"
-		   "\"unkn\":%llu,\"avg\":%llu,\"p99\":%llu,\"max\":%llu}",
+		   "\"unkn\":%llu,\"avg\":%llu,\"p99\":%llu,\"max\":%llu",
 		(unsigned long long)s->voluntary,
 		(unsigned long long)s->involuntary,
 		(unsigned long long)s->on_cpu_ns,
@@ -60,6 +77,18 @@ static void write_stats(FILE *f, const struct timeline *tl,
 				     s->delay_sum / s->delay_count : 0),
 		(unsigned long long)d9_sched_thread_percentile(s, 99),
 		(unsigned long long)s->delay_max);
+	/* the first culprits, as `dial9 sched --culprits`: [name, ns, waits] */
+	fputs(",\"cul\":[", f);
+	for (size_t i = 0; i < s->nculprits && i < REPORT_CULPRITS; i++) {
+		const struct sched_culprit *c = &s->culprits[i];
+		const char *name = culprit_label(tl, s->src, c);
+
+		fputs(i ? ",[" : "[", f);
+		tl_json_str(f, name, strlen(name));
+		fprintf(f, ",%llu,%llu]", (unsigned long long)c->ns,
+			(unsigned long long)c->waits);
+	}
+	fputs("]}", f);
 }
 
 /*
@@ -287,7 +316,8 @@ int cmd_report(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (tl_load_args(&tl, argc - optind, argv + optind, "report"))
+	if (tl_load_args(&tl, argc - optind, argv + optind, "report",
+			 TL_CULPRITS))
 		return 1;
 	page.tl = &tl;
 	page.top = (size_t)top;

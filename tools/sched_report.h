@@ -29,6 +29,9 @@ void sched_stats_report(struct sched_stats *st,
 void sched_hist_print(const uint64_t *hist, FILE *out);
 
 /* sched_why.c: culprits (st->culprits collected) and explanations. */
+/* A culprit's name: its thread's, or what stood for it ("(idle)", ...). */
+const char *sched_culprit_name(const struct sched_stats *st, uint32_t src,
+			       uint32_t kind, uint32_t tid, uint32_t tgid);
 void sched_culprits_json(struct sched_stats *st, const struct sched_thread *t,
 			 FILE *out);
 void sched_culprits_text(struct sched_stats *st, const struct sched_thread *t,

@@ -12,9 +12,8 @@
 #include "cli.h"
 #include "sched_report.h"
 
-/* A culprit's name: its thread's, or what stood for it. */
-static const char *culprit_name(struct sched_stats *st, uint32_t src,
-				uint32_t kind, uint32_t tid, uint32_t tgid)
+const char *sched_culprit_name(const struct sched_stats *st, uint32_t src,
+			       uint32_t kind, uint32_t tid, uint32_t tgid)
 {
 	long i;
 
@@ -31,7 +30,7 @@ static const char *culprit_name(struct sched_stats *st, uint32_t src,
 static void task_json(struct sched_stats *st, uint32_t src, uint32_t kind,
 		      uint32_t tid, uint32_t tgid, FILE *out)
 {
-	const char *name = culprit_name(st, src, kind, tid, tgid);
+	const char *name = sched_culprit_name(st, src, kind, tid, tgid);
 
 	fputs("\"name\":", out);
 	cli_json_str(out, name, strlen(name));
@@ -86,7 +85,7 @@ void sched_culprits_text(struct sched_stats *st, const struct sched_thread *t,
 		task_ids(c->kind, c->tid, c->tgid, who, sizeof(who));
 		fprintf(out, "  %-26.26s %-16s %10.3f ms %5.1f%% in %" PRIu64
 			" waits\n",
-			culprit_name(st, t->src, c->kind, c->tid, c->tgid), who,
+			sched_culprit_name(st, t->src, c->kind, c->tid, c->tgid), who,
 			c->ns / 1e6, sum ? 100.0 * c->ns / sum : 0, c->waits);
 	}
 	if (t->nculprits > max)
@@ -215,7 +214,7 @@ static void waker_text(struct sched_stats *st, const struct sched_wait *w,
 		task_ids(SCHED_OCC_THREAD, w->info.waker_tid,
 			 w->info.waker_tgid, who, sizeof(who));
 		fprintf(out, "woken by %s (%s)",
-			culprit_name(st, w->src, w->info.waker_tid ?
+			sched_culprit_name(st, w->src, w->info.waker_tid ?
 				     SCHED_OCC_THREAD : SCHED_OCC_IDLE,
 				     w->info.waker_tid, w->info.waker_tgid),
 			who);
@@ -254,7 +253,7 @@ int sched_explain_text(struct sched_stats *st, uint64_t min_ns, size_t max,
 			task_ids(e->ran[j].kind, e->ran[j].tid, e->ran[j].tgid,
 				 who, sizeof(who));
 			fprintf(out, "%s %s%s%s%s %.3f ms", j ? "," : "",
-				culprit_name(st, w->src, e->ran[j].kind,
+				sched_culprit_name(st, w->src, e->ran[j].kind,
 					     e->ran[j].tid, e->ran[j].tgid),
 				*who ? " (" : "", who, *who ? ")" : "",
 				e->ran[j].ns / 1e6);

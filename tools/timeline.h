@@ -144,17 +144,22 @@ int tl_intern(struct timeline *tl, const void *s, size_t len, uint32_t *off);
 int tl_pool_args(struct timeline *tl, const struct dial9_record *r,
 		 const char *skip1, const char *skip2, uint32_t *off);
 
+/* tl_load() flags: also each thread's culprits (tl->st's, sched_stats.h) */
+#define TL_CULPRITS 1u
+
 /*
  * Read and replay the traces at @paths (with progress labelled @what).
  * 0, or -1 after a message on stderr naming the file and the offset of
  * corrupt data.
  */
-int tl_load(struct timeline *tl, char **paths, int n, const char *what);
+int tl_load(struct timeline *tl, char **paths, int n, const char *what,
+	    unsigned int flags);
 /*
  * The TRACE arguments (files or directories) of command @what, loaded;
  * 0, or 1 after a message (no traces, unreadable or corrupt input).
  */
-int tl_load_args(struct timeline *tl, int argc, char **argv, const char *what);
+int tl_load_args(struct timeline *tl, int argc, char **argv, const char *what,
+		 unsigned int flags);
 void tl_free(struct timeline *tl);
 
 static inline const char *tl_str(const struct timeline *tl, uint32_t off)

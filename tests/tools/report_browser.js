@@ -15,6 +15,7 @@
  *    pixels drawn on every track canvas;
  *  - histogram rows and bars (EXPECT.histRows / EXPECT.histBars);
  *  - worst-delay rows (EXPECT.worst), the first naming EXPECT.firstWorst;
+ *  - each thread's culprits cell (EXPECT.culprits: {thread: text});
  *  - a real mouse click on a worst-delay row zooms the timeline so that
  *    the visible range holds that delay (switch-in minus delay to
  *    switch-in) and is much narrower than the trace, and marks the row
@@ -155,6 +156,8 @@ async function main() {
               +document.getElementById("range").dataset.end],
       dur: window.dial9.data.dur,
       threadRows: document.querySelectorAll("#threads tbody tr").length,
+      culprits: Object.fromEntries([...document.querySelectorAll("#threads tbody tr")].map(
+        tr => [tr.children[1].textContent, tr.querySelector("td.culprits").textContent])),
     };`);
   console.log("rendered: " + JSON.stringify({ labels: r.labels, inked: r.inked,
     histRows: r.histRows, histBars: r.histBars, worst: r.worst.length, range: r.range }));
@@ -178,6 +181,9 @@ async function main() {
     check(r.worst[0][1] === expect.firstWorst.name && r.worst[0][3] === expect.firstWorst.us,
           `worst delay is ${expect.firstWorst.name} ${expect.firstWorst.us} us (got ${r.worst[0]})`);
   check(r.range[0] <= 0 && r.range[1] >= r.dur, "the timeline starts showing the whole trace");
+  for (const [name, text] of Object.entries(expect.culprits || {}))
+    check(r.culprits[name] === text,
+          `${name}'s culprits are "${text}" (got "${r.culprits[name]}")`);
 
   await send("Page.captureScreenshot", { format: "png" }, s).then((p) =>
     fs.writeFileSync(shot, Buffer.from(p.data, "base64")));

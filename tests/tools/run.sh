@@ -31,7 +31,9 @@ step "synthetic trace: report --html in headless chromium"
 "$D9" report --html "$B/synth" -o "$B/report.html"
 node tests/tools/report_browser.js "$B/report.html" "$B/report.png" \
 	'{"threads":["worker-a","worker-b"],"exactThreads":true,"histRows":8,
-	  "histBars":3,"worst":4,"firstWorst":{"name":"worker-b","us":"100.0"}}' ||
+	  "histBars":3,"worst":4,"firstWorst":{"name":"worker-b","us":"100.0"},
+	  "culprits":{"worker-a":"worker-b 100% (0.12 ms, 2 waits)",
+	              "worker-b":"worker-a 100% (0.13 ms, 2 waits)"}}' ||
 	bad "report (synthetic)"
 
 step "scheduler totals and losses: dial9 sched --json, info"

@@ -8,7 +8,8 @@
 
 #include "tl_internal.h"
 
-int tl_load(struct timeline *tl, char **paths, int n, const char *what)
+int tl_load(struct timeline *tl, char **paths, int n, const char *what,
+	    unsigned int flags)
 {
 	struct priv *p = calloc(1, sizeof(*p));
 	int ret = 0;
@@ -16,7 +17,8 @@ int tl_load(struct timeline *tl, char **paths, int n, const char *what)
 	memset(tl, 0, sizeof(*tl));
 	d9_sched_stats_init(&tl->st);
 	tl->priv = p;
-	if (!p || tl_pool_put(tl, "", 1)) {
+	if (!p || tl_pool_put(tl, "", 1) ||
+	    ((flags & TL_CULPRITS) && d9_sched_stats_want_culprits(&tl->st))) {
 		fprintf(stderr, "dial9: out of memory\n");
 		return -1;
 	}
@@ -64,7 +66,8 @@ void tl_free(struct timeline *tl)
 	memset(tl, 0, sizeof(*tl));
 }
 
-int tl_load_args(struct timeline *tl, int argc, char **argv, const char *what)
+int tl_load_args(struct timeline *tl, int argc, char **argv, const char *what,
+		 unsigned int flags)
 {
 	char **paths = NULL;
 	int n = cli_collect(argc, argv, &paths);
@@ -77,7 +80,7 @@ int tl_load_args(struct timeline *tl, int argc, char **argv, const char *what)
 		cli_free_paths(paths, n);
 		return 1;
 	}
-	if (tl_load(tl, paths, n, what)) {
+	if (tl_load(tl, paths, n, what, flags)) {
 		tl_free(tl);
 		cli_free_paths(paths, n);
 		return 1;

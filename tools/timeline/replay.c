@@ -393,6 +393,9 @@ int tl_replay(struct timeline *tl)
 	if (ret)
 		return ret;
 	d9_sched_stats_finish(&tl->st, tl->last_ns);
+	ret = d9_sched_stats_culprits(&tl->st);	/* when collected */
+	if (ret)
+		return ret;
 	if (tl->n_slices)
 		d9_sort(tl->slices, tl->n_slices, sizeof(*tl->slices), cmp_slice);
 	if (tl->n_spans)
