@@ -115,7 +115,8 @@ static void live_record(void *ctx, const struct dial9_rec_header *h)
 		}
 		break;
 	case DIAL9_REC_MIGRATE:
-		d9_sched_stats_migrate(l->st, 0, mg->tid, mg->tgid);
+		d9_sched_stats_migrate(l->st, 0, h->time_ns, mg->tid, mg->tgid,
+				       mg->orig_cpu, mg->dest_cpu);
 		break;
 	case DIAL9_REC_COMM:
 		d9_sched_stats_name(l->st, 0, h->time_ns, cm->tid, cm->tgid,

@@ -108,15 +108,18 @@ void d9_culprits_lost(struct sched_culprits *c, uint32_t src, uint32_t cpu)
 
 int d9_culprits_wait(struct sched_culprits *c, uint32_t src, uint32_t cpu,
 		     size_t thread, uint64_t start, uint64_t end,
-		     const struct sched_wait_info *info)
+		     const struct sched_wait_info *info, bool more)
 {
+	size_t id = c->more ? c->nids - 1 : c->nids++;
+
+	c->more = more;
 	if (end <= start)
 		return 0;
 	if (d9_grow((void **)&c->waits, &c->waits_cap, c->nwaits + 1,
 		    sizeof(*c->waits)))
 		return -ENOMEM;
 	c->waits[c->nwaits++] = (struct sched_wait){ start, end, src, cpu,
-						     thread, *info };
+						     thread, id, *info };
 	return 0;
 }
 
@@ -194,7 +197,7 @@ int d9_culprits_resolve(struct sched_culprits *c,
 
 		while ((o = next_overlap(c, &i, wt->src, wt->cpu, wt->start,
 					 wt->end, &ns))) {
-			int ret = add(ctx, wt->thread, o, ns, w);
+			int ret = add(ctx, wt->thread, o, ns, wt->id);
 
 			if (ret)
 				return ret;
@@ -232,14 +235,16 @@ int d9_culprits_explain(struct sched_culprits *c, uint64_t min_ns,
 			void *ctx)
 {
 	struct sched_culprit *ran = NULL;
-	size_t cap = 0;
+	uint64_t idle = 0;
+	size_t cap = 0, n = 0;
 	int ret = 0;
 
 	for (size_t w = 0; !ret && w < c->nwaits; w++) {
 		const struct sched_wait *wt = &c->waits[w];
+		bool last = w + 1 == c->nwaits || c->waits[w + 1].id != wt->id;
 		const struct sched_occ *o;
-		uint64_t idle = 0, ns;
-		size_t i, n = 0;
+		uint64_t ns;
+		size_t i;
 
 		if (!wt->info.delay_ns || wt->info.delay_ns < min_ns)
 			continue;
@@ -270,8 +275,12 @@ int d9_culprits_explain(struct sched_culprits *c, uint64_t min_ns,
 			if (ns > idle)
 				idle = ns;
 		}
-		if (!ret)
+		/* the pieces of a migrated wait, then the wait */
+		if (!ret && last) {
 			ret = fn(ctx, wt, ran, n, idle);
+			n = 0;
+			idle = 0;
+		}
 	}
 	free(ran);
 	return ret;

@@ -69,10 +69,11 @@ struct sched_wait_info {
 	uint32_t waker_tid, waker_tgid;
 };
 
+/* A wait on one CPU: a migrated wait is one piece per CPU, same id. */
 struct sched_wait {
-	uint64_t start, end;		/* on the CPU it ended on */
+	uint64_t start, end;
 	uint32_t src, cpu;
-	size_t thread;
+	size_t thread, id;
 	struct sched_wait_info info;
 };
 
@@ -89,6 +90,8 @@ struct sched_culprits {
 	size_t nwaits, waits_cap;
 	struct sched_cpu_out *outs;
 	size_t nouts, outs_cap;
+	size_t nids;			/* waits so far (their ids) */
+	bool more;			/* the last piece's wait goes on */
 };
 
 void d9_culprits_free(struct sched_culprits *c);
@@ -104,13 +107,16 @@ int d9_culprits_in(struct sched_culprits *c, uint32_t src, uint32_t cpu,
 		   uint64_t ts, uint32_t prev);
 /* Records of @cpu were lost: the gap open there is not known. */
 void d9_culprits_lost(struct sched_culprits *c, uint32_t src, uint32_t cpu);
-/* Thread index @thread waited on @cpu over [start, end); -ENOMEM. */
+/*
+ * Thread index @thread waited on @cpu over [start, end) (@more: and its
+ * wait goes on, on another CPU, in the next call: a migration); -ENOMEM.
+ */
 int d9_culprits_wait(struct sched_culprits *c, uint32_t src, uint32_t cpu,
 		     size_t thread, uint64_t start, uint64_t end,
-		     const struct sched_wait_info *info);
+		     const struct sched_wait_info *info, bool more);
 /*
  * Lay every wait over its CPU's occupants: @add(ctx, thread, occupant,
- * ns, wait) for each overlap of wait number @wait with an occupant's
+ * ns, wait) for each overlap of wait @wait (its id) with an occupant's
  * interval, waits in turn; stops at an error @add returns.
  */
 int d9_culprits_resolve(struct sched_culprits *c,
@@ -121,7 +127,8 @@ int d9_culprits_resolve(struct sched_culprits *c,
 
 /*
  * The waits whose whole length is known and at least @min_ns, in the
- * order they ended, each with what ran on its CPU meanwhile (@ran[0..n):
+ * order they ended (@w: its last piece, on the CPU where it ended), each
+ * with what ran on the CPUs it waited on meanwhile (@ran[0..n):
  * one per occupant, in the order they first ran, ns its time) and the
  * most any other CPU of its source was idle meanwhile (the trace does
  * not hold the thread's affinity: any CPU counts): @fn(ctx, wait, ran,

@@ -55,6 +55,8 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 	f->waker = dial9_schema_field_index(s, "waker_tid");
 	f->wakerpid = dial9_schema_field_index(s, "waker_pid");
 	f->irq = dial9_schema_field_index(s, "from_irq");
+	f->from = dial9_schema_field_index(s, "from_cpu");
+	f->to = dial9_schema_field_index(s, "to_cpu");
 	f->events = dial9_schema_field_index(s, "events");
 	f->other = dial9_schema_field_index(s, f->kind == SK_OUT ? "next_tid" :
 						"prev_tid");
@@ -149,7 +151,9 @@ int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 		return f->cpu >= 0 ? d9_sched_stats_cpu_seen(st, src,
 			(uint32_t)d9_sched_fu64(r, f->cpu), r->ts_ns) : 0;
 	case SK_MIGRATE:
-		d9_sched_stats_migrate(st, src, tid, pid);
+		d9_sched_stats_migrate(st, src, r->ts_ns, tid, pid,
+			f->from >= 0 ? (uint32_t)d9_sched_fu64(r, f->from) : UINT32_MAX,
+			f->to >= 0 ? (uint32_t)d9_sched_fu64(r, f->to) : UINT32_MAX);
 		return 0;
 	case SK_COMM:
 		if (f->name >= 0 && (r->values[f->name].type == DIAL9_ISTR ||

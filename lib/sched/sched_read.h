@@ -20,7 +20,7 @@ struct sched_fields {
 	int kind;			/* enum sched_kind */
 	int tid, pid, cpu, preempted, state, wait, known, totals, rtotal,
 	    rcount, name, count, run, slices, parent, waker, events, pexec,
-	    other, wakerpid, irq;
+	    other, wakerpid, irq, from, to;
 };
 
 void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s);

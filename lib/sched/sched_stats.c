@@ -555,8 +555,22 @@ int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 			 */
 			if (wi.delay_ns && r.p[i].end - from > wi.delay_ns)
 				from = r.p[i].end - wi.delay_ns;
+			/*
+			 * Migrated meanwhile (its newest migration, to this
+			 * CPU): before it, it waited on the CPU it came from.
+			 */
+			if (t->mig_ts > from && t->mig_ts < r.p[i].end &&
+			    t->mig_to == e->cpu && t->mig_from != e->cpu &&
+			    t->mig_from != UINT32_MAX) {
+				if (d9_culprits_wait(st->culprits, e->src,
+						     t->mig_from, r.thread, from,
+						     t->mig_ts, &wi, true))
+					return -ENOMEM;
+				from = t->mig_ts;
+			}
 			if (d9_culprits_wait(st->culprits, e->src, e->cpu,
-					     r.thread, from, r.p[i].end, &wi))
+					     r.thread, from, r.p[i].end, &wi,
+					     false))
 				return -ENOMEM;
 		}
 	}
@@ -565,13 +579,18 @@ int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 	return 0;
 }
 
-void d9_sched_stats_migrate(struct sched_stats *st, uint32_t src, uint32_t tid,
-			 uint32_t tgid)
+void d9_sched_stats_migrate(struct sched_stats *st, uint32_t src, uint64_t ts,
+			    uint32_t tid, uint32_t tgid, uint32_t from,
+			    uint32_t to)
 {
 	long ti = visible(tid) ? d9_sched_stats_thread(st, src, tid, tgid) : -1;
 
-	if (ti >= 0)
-		st->threads[ti].migrations++;
+	if (ti < 0)
+		return;
+	st->threads[ti].migrations++;
+	st->threads[ti].mig_ts = ts;
+	st->threads[ti].mig_from = from;
+	st->threads[ti].mig_to = to;
 }
 
 void d9_sched_stats_name(struct sched_stats *st, uint32_t src, uint64_t time_ns,

@@ -84,6 +84,10 @@ struct sched_thread {
 	int last;			/* 0 none, 1 switch-out, 2 switch-in */
 	uint64_t since;
 	size_t nloss;			/* losses seen at its last event */
+	/* its newest migration, from one CPU to another (UINT32_MAX: not
+	 * known), to lay a migrated wait over both CPUs */
+	uint64_t mig_ts;
+	uint32_t mig_from, mig_to;
 	/* its newest waking (d9_sched_stats_waking), for --explain */
 	uint64_t wake_ts;
 	uint32_t waker_tid, waker_tgid;
@@ -159,8 +163,10 @@ int d9_sched_stats_out(struct sched_stats *st, const struct sched_ev *e,
 		    struct sched_result *res);
 int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 		   struct sched_result *res);
-void d9_sched_stats_migrate(struct sched_stats *st, uint32_t src, uint32_t tid,
-			 uint32_t tgid);
+/* A migration at @ts from CPU @from to @to (UINT32_MAX: not known). */
+void d9_sched_stats_migrate(struct sched_stats *st, uint32_t src, uint64_t ts,
+			    uint32_t tid, uint32_t tgid, uint32_t from,
+			    uint32_t to);
 void d9_sched_stats_name(struct sched_stats *st, uint32_t src, uint64_t time_ns,
 		      uint32_t tid, uint32_t tgid, const char *name,
 		      size_t len);

@@ -130,6 +130,8 @@ function thread(j, tid, host) {
         "culprits: a gap between the idle task and another process, and " +
         "the first wait of a new thread");
   check(c(503) === "(idle):null:2000:1", "culprits: an idle CPU");
+  check(c(901) === "?:601:4000:1 (idle):null:2000:1",
+        "culprits: a migrated wait, on the CPU it came from, then the one it ran on");
   check(thread(j, 501).runq_total_ns === 40000,
         "culprits: their time adds up to the wait");
   check(!("culprits" in thread(load("migrated"), 201)),
@@ -142,8 +144,12 @@ function thread(j, tid, host) {
   const by = (tid) => d.filter((x) => x.tid === tid);
   const ran = (x) => x.ran.map((r) => `${r.name}:${r.tid}:${r.ns}`).join(" ");
 
-  check(d.length === 3 && !d.some((x) => x.wait_ns < 2000),
+  check(d.length === 4 && !d.some((x) => x.wait_ns < 2000),
         "explain: every delay of 2 us or more, none shorter");
+  const m = by(901)[0];
+  check(m && m.cause === "new" && m.cpu === 0 && m.wait_ns === 6000 &&
+        ran(m) === "?:601:4000 (idle):null:2000" && m.idle_elsewhere_ns === 4000,
+        "explain: a migrated wait over both CPUs, each part behind what ran there");
   const a = by(501)[0], b = by(502)[0], c = by(503)[0];
   check(a && a.cause === "preempted" && a.cpu === 0 && a.wait_ns === 40000 &&
         a.at_ns === a.end_ns - 40000 && a.waker === null &&

@@ -46,6 +46,10 @@ static const struct dial9_field f_waking[] = {
 	{ "waker_tid", DIAL9_U64 }, { "waker_pid", DIAL9_U64 },
 	{ "from_irq", DIAL9_BOOL },
 };
+static const struct dial9_field f_migrate[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 },
+	{ "from_cpu", DIAL9_U64 }, { "to_cpu", DIAL9_U64 },
+};
 static const struct dial9_field f_comm[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "name", DIAL9_ISTR },
 };
@@ -194,7 +198,7 @@ static int synth(const char *dir)
 
 /* ---- scheduler totals and losses (check_sched.js) ---- */
 
-enum { S_OUT = 1, S_IN, S_LOST, S_UNF, S_OUT0, S_IN0, S_WAKE };
+enum { S_OUT = 1, S_IN, S_LOST, S_UNF, S_OUT0, S_IN0, S_WAKE, S_MIG };
 
 /* switch_out and switch_in as dial9.ko writes them: with totals */
 static const struct dial9_field f_out9[] = {
@@ -234,6 +238,18 @@ static void sched_begin(struct dial9_encoder *e, const char *host,
 	CHECK(dial9_encoder_schema(e, S_LOST, DIAL9_KIND_INSTANT, "sched.lost", 2, f_lost));
 	CHECK(dial9_encoder_schema(e, S_UNF, DIAL9_KIND_INSTANT, "sched.unfollowed", 2, f_unf));
 	CHECK(dial9_encoder_schema(e, S_WAKE, DIAL9_KIND_INSTANT, "sched.waking", 6, f_waking));
+	CHECK(dial9_encoder_schema(e, S_MIG, DIAL9_KIND_INSTANT, "sched.migrate", 4, f_migrate));
+}
+
+static void s_migrate(struct dial9_encoder *e, double t, uint64_t tid,
+		      int from, int to)
+{
+	struct dial9_value v[4] = {
+		dial9_u64(tid), dial9_u64(tid), dial9_u64((uint64_t)from),
+		dial9_u64((uint64_t)to),
+	};
+
+	CHECK(dial9_encoder_event(e, S_MIG, US(t), v));
 }
 
 /* @waker (running on @cpu) wakes @tid */
@@ -415,7 +431,9 @@ static int sched_cases(const char *dir)
 	 * 503 are new: 502 waited 1 us (9-10, 501 running), 503 2 us
 	 * (38-40, idle).  On CPU 1, 601 runs 0-55, waking 502 at 54, and
 	 * blocks: CPU 1 is idle 55-75, so during 502's wait (65-70) another
-	 * CPU was idle throughout.
+	 * CPU was idle throughout.  901, new, waits from 86 on CPU 1 behind
+	 * 601 (running 75-100), is migrated to CPU 0 at 90 and runs there at
+	 * 92: 4 us behind 601, then 2 us on an idle CPU 0 (idle from 80).
 	 */
 	sched_begin(e, NULL, NULL);
 	s_inx(e, 0, 501, 0, 0, 0, 0, 0);
@@ -432,6 +450,10 @@ static int sched_cases(const char *dir)
 	s_inx(e, 70, 502, 0, 5000, 1000, 1, REDACTED);
 	s_inx(e, 75, 601, 1, 0, 0, 1, 0);
 	s_outx(e, 80, 502, 0, false, 6000, 2, 0);
+	s_migrate(e, 90, 901, 1, 0);
+	s_inx(e, 92, 901, 0, 6000, 0, 0, 0);
+	s_outx(e, 95, 901, 0, false, 6000, 1, 0);
+	s_outx(e, 100, 601, 1, false, 0, 2, 0);
 	s_save(e, dir, "culprits", "00000001.dial9");
 	dial9_encoder_free(e);
 	return 0;

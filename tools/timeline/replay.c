@@ -297,7 +297,9 @@ static int replay_one(struct timeline *tl, const struct raw *e)
 			span_close_top(tl, t, e->ts, false, 0);
 		return 0;
 	case EV_MIGRATE:
-		d9_sched_stats_migrate(&tl->st, e->src, e->tid, e->pid);
+		/* the timeline keeps no CPUs: culprits see no migration */
+		d9_sched_stats_migrate(&tl->st, e->src, e->ts, e->tid, e->pid,
+				       UINT32_MAX, UINT32_MAX);
 		return 0;
 	case EV_BEGIN:
 		return t ? span_open(tl, (uint32_t)ti, e, e->ts, 0) : 0;
