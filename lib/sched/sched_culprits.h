@@ -21,8 +21,10 @@
  * processes"), or, in a gap whose ends name different occupants (the
  * idle task at one end, another process at the other), how the gap
  * divides: it is its own culprit, "idle or other processes".  A wait the
- * balancer migrated counts only on the CPU where it ended; gaps across a
- * loss of that CPU's records are left out.
+ * balancer migrated is laid over the CPU it came from up to its newest
+ * migration and over the CPU where it ended after it (sched_stats.c
+ * gives the pieces); an earlier migration of the same wait is not
+ * followed.  Gaps across a loss of that CPU's records are left out.
  */
 #ifndef DIAL9_SCHED_CULPRITS_H
 #define DIAL9_SCHED_CULPRITS_H
