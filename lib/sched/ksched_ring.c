@@ -11,8 +11,9 @@
  * recorder's flush thread, which also encodes, writes and is niced) moves
  * the inboxes over in one memcpy each and merges them without the lock,
  * so however slow it is, the kernel rings are emptied at the pace they
- * fill.  An inbox holds at most inbox_limit bytes; past that, records are
- * dropped, counted with the kernel's losses, and announced by a LOST
+ * fill.  An inbox holds at most inbox_limit bytes; past that, dial9.ko's
+ * records stay in its ring (which counts what it then drops), and perf's
+ * are dropped, counted with the kernel's losses, and announced by a LOST
  * record like the kernel's.
  */
 #include <errno.h>
@@ -196,13 +197,6 @@ static int ksched_collect_into(struct dial9_ksched *k, struct d9_kq *qs,
 }
 
 /*
- * dial9.ko, the reader thread: copy the bytes each ring holds, as they
- * are, to the end of inbox[cpu] and free their space: one memcpy per
- * stretch, no per-record work here; ring_parse() does that later, in the
- * flush thread.  A stretch that does not fit in the inbox stays in the
- * ring, where the kernel counts what it then has to drop.
- */
-/*
  * The bytes of the whole records at the start of @p (@n bytes of a ring)
  * that fit in @room.  A record whose size is not one the kernel writes
  * ends the walk: from there the stretch goes whole or not at all, for the
@@ -226,17 +220,26 @@ static size_t whole_records(const unsigned char *p, size_t n, size_t room)
 	return used;
 }
 
-/* The reader: room for @want bytes in @in, at most k->inbox_limit. */
-static void inbox_room(struct dial9_ksched *k, struct d9_kq *in, size_t want)
+/*
+ * Room for @want bytes in inbox @q, at least twice what it had, at most
+ * k->inbox_limit, faulted in by the caller; on failure it keeps its room.
+ */
+static int inbox_widen(struct dial9_ksched *k, struct d9_kq *q, size_t want)
 {
-	size_t cap = in->cap * 2 > want ? in->cap * 2 : want;
+	size_t cap = q->cap * 2 > want ? q->cap * 2 : want;
 
-	/* On failure the inbox keeps the room it has. */
-	d9_kq_reserve(in, cap < k->inbox_limit ? cap : k->inbox_limit);
+	return d9_kq_reserve(q, cap < k->inbox_limit ? cap : k->inbox_limit);
 }
 
-static int ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
-			 struct d9_kq *in)
+/*
+ * dial9.ko, the reader thread: copy the bytes each ring holds, as they
+ * are, to the end of inbox[cpu] and free their space: one memcpy per
+ * stretch, no per-record work here; ring_parse() does that later, in the
+ * flush thread.  What does not fit in the inbox stays in the ring, where
+ * the kernel counts what it then has to drop.
+ */
+static void ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
+			  struct d9_kq *in)
 {
 	struct dial9_ring_ctrl *c = k->ctrl[cpu];
 	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
@@ -253,7 +256,7 @@ static int ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
 		size_t n = ring_stretch(c, tail, head, &off);
 
 		if (in->len + n > in->cap && in->cap < k->inbox_limit)
-			inbox_room(k, in, in->len + n);
+			inbox_widen(k, in, in->len + n);
 		if (in->len + n > in->cap)
 			n = whole_records(k->data[cpu] + off, n,
 					  in->cap - in->len);
@@ -267,7 +270,6 @@ static int ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
 		tail += n;
 	}
 	__atomic_store_n(&c->tail, tail, __ATOMIC_RELEASE);
-	return 0;
 }
 
 /* The flush thread: the raw bytes of ring @cpu into q[cpu]; @raw emptied. */
@@ -289,10 +291,6 @@ static bool inbox_raw(const struct dial9_ksched *k)
 
 /* Move what an inbox holds to q[cpu]. */
 static int inbox_take(struct dial9_ksched *k, unsigned int cpu,
-		      struct d9_kq *from);
-
-
-static int inbox_take(struct dial9_ksched *k, unsigned int cpu,
 		      struct d9_kq *from)
 {
 	return inbox_raw(k) ? ring_parse(k, cpu, from) :
@@ -307,12 +305,17 @@ static int inbox_take(struct dial9_ksched *k, unsigned int cpu,
 static int inbox_grow(struct dial9_ksched *k, struct d9_kq *spare,
 		      size_t held)
 {
-	size_t cap = spare->cap * 2;
-
 	if (held <= spare->cap / 2 || spare->cap >= k->inbox_limit)
 		return 0;
-	return d9_kq_reserve(spare, cap < k->inbox_limit ? cap :
-					     k->inbox_limit);
+	return inbox_widen(k, spare, 0);
+}
+
+/* Wake the reader thread: collect now (or stop); 0 or -errno. */
+static int kick(struct dial9_ksched *k)
+{
+	uint64_t one = 1;
+
+	return write(k->kick_fd, &one, sizeof(one)) == sizeof(one) ? 0 : -errno;
 }
 
 /* Under k->mu. */
@@ -338,7 +341,7 @@ static void inbox_lost_add(struct dial9_ksched *k, uint64_t n)
  */
 static int ksched_collect(struct dial9_ksched *k, uint64_t *horizon)
 {
-	uint64_t lost = 0, safe, one = 1;
+	uint64_t lost = 0, safe;
 	bool full;
 	int ret = 0;
 
@@ -360,8 +363,8 @@ static int ksched_collect(struct dial9_ksched *k, uint64_t *horizon)
 	 * The reader stopped for room and left records in a ring: room now.
 	 * (A failed kick only delays it to its next look, within 5 ms.)
 	 */
-	if (full && write(k->kick_fd, &one, sizeof(one)) != sizeof(one))
-		full = false;
+	if (full)
+		kick(k);
 	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++) {
 		size_t held = k->spare[cpu].len - k->spare[cpu].off;
 
@@ -411,12 +414,11 @@ static void *reader_main(void *arg)
 		t0 = d9_clock_gettime_ns();
 		pthread_mutex_lock(&k->mu);
 		before = k->inbox_bytes;
+		ret = 0;
 		if (inbox_raw(k)) {
-			ret = 0;
-			for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++)
+			for (unsigned int cpu = 0; cpu < k->ncpu; cpu++)
 				if (k->ctrl[cpu])
-					ret = ring_copy_raw(k, cpu,
-							    &k->inbox[cpu]);
+					ring_copy_raw(k, cpu, &k->inbox[cpu]);
 		} else {
 			size_t had = k->inbox[0].len;
 
@@ -448,14 +450,15 @@ static void *reader_main(void *arg)
 
 int dial9_ksched_sync(struct dial9_ksched *k, unsigned int timeout_ms)
 {
-	uint64_t one = 1, want = d9_clock_gettime_ns();
+	uint64_t want = d9_clock_gettime_ns();
 	struct timespec ts = d9_ns_timespec(want + timeout_ms * D9_NS_PER_MS);
 	int ret = 0;
 
 	if (!k->reader)
 		return 0;
-	if (write(k->kick_fd, &one, sizeof(one)) != sizeof(one))
-		return -errno;
+	ret = kick(k);
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&k->mu);
 	/* A reader out of room waits for the caller's collect, not we for it. */
 	while (!ret && !k->reader_error && !k->inbox_full &&
@@ -470,10 +473,11 @@ int dial9_ksched_sync(struct dial9_ksched *k, unsigned int timeout_ms)
  * (CAP_SYS_NICE, or an RLIMIT_RTPRIO that high): under overload a reader
  * at the workload's own priority gets the CPU too rarely to empty the
  * rings before they fill (64 ping-pong pairs on 2 CPUs: 15% of the
- * records lost at nice 0, 7% at nice -10, none at SCHED_FIFO 1;
- * docs/benchmarks.md).  It only copies memory and sleeps in poll(), so
- * it takes the CPU for microseconds at a time.  Refused, it runs at the
- * caller's priority, and k->reason says so.
+ * records lost at nice 0, 7% at nice -10).  SCHED_FIFO alone still lost
+ * records in 2 runs of 4: the reader must not wait on the mmap lock
+ * either (d9_ksched_reader_start(); docs/benchmarks.md).  It only copies
+ * memory and sleeps in poll().  Refused, it runs at the caller's
+ * priority, and k->reason says so.
  */
 static int reader_create(struct dial9_ksched *k, uint32_t prio)
 {
@@ -566,13 +570,12 @@ int d9_ksched_reader_start(struct dial9_ksched *k, uint32_t prio)
 /* Stop the reader thread; what it read moves to q[]. */
 static int ksched_reader_halt(struct dial9_ksched *k)
 {
-	uint64_t one = 1;
 	int ret = 0;
 
 	if (!k->reader)
 		return 0;
 	__atomic_store_n(&k->stopping, true, __ATOMIC_RELEASE);
-	if (write(k->kick_fd, &one, sizeof(one)) != sizeof(one))
+	if (kick(k))
 		pthread_cancel(k->thread);
 	pthread_join(k->thread, NULL);
 	pthread_cond_destroy(&k->cv);
