@@ -170,22 +170,22 @@ long d9_sched_stats_thread(struct sched_stats *st, uint32_t src, uint32_t tid,
 			uint32_t tgid)
 {
 	struct sched_thread *t;
+	long ti;
 	size_t i;
 
 	if ((st->n + 1) * 2 >= st->tab_cap && rehash(st))
 		return -ENOMEM;
 	/* A tid reused by another process of the source is a new thread. */
-	for (i = hash(src, tid, st->tab_cap); st->tab[i];
-	     i = (i + 1) & (st->tab_cap - 1)) {
-		t = &st->threads[st->tab[i] - 1];
-		if (t->src != src || t->tid != tid)
-			continue;
-		if (!tgid || !t->tgid || t->tgid == tgid) {
-			if (!t->tgid)
-				t->tgid = tgid;
-			return (long)st->tab[i] - 1;
-		}
+	ti = d9_sched_stats_find(st, src, tid, tgid);
+	if (ti >= 0) {
+		t = &st->threads[ti];
+		if (!t->tgid)
+			t->tgid = tgid;
+		return ti;
 	}
+	for (i = hash(src, tid, st->tab_cap); st->tab[i];
+	     i = (i + 1) & (st->tab_cap - 1))
+		;
 	if (d9_grow((void **)&st->threads, &st->cap, st->n + 1, sizeof(*t)))
 		return -ENOMEM;
 	t = &st->threads[st->n++];
