@@ -35,22 +35,24 @@ static void comma(FILE *f, bool *first)
 	*first = false;
 }
 
-/* A culprit's name as the page shows its thread, else sched's. */
-static const char *culprit_label(const struct timeline *tl, uint32_t src,
+/*
+ * A culprit's name as the page shows its thread (@by_sched: the page's
+ * name of each of tl->st's threads, or NULL), else sched's.
+ */
+static const char *culprit_label(const struct timeline *tl,
+				 const char *const *by_sched, uint32_t src,
 				 const struct sched_culprit *c)
 {
 	long i = c->kind == SCHED_OCC_THREAD ?
 		 d9_sched_stats_find(&tl->st, src, c->tid, c->tgid) : -1;
 
-	for (size_t j = 0; i >= 0 && j < tl->n_threads; j++)
-		if (tl->threads[j].sched == (uint32_t)i + 1 &&
-		    tl->threads[j].name[0])
-			return tl->threads[j].name;
+	if (i >= 0 && by_sched[i])
+		return by_sched[i];
 	return sched_culprit_name(&tl->st, src, c->kind, c->tid, c->tgid);
 }
 
 static void write_stats(FILE *f, const struct timeline *tl,
-			const struct tl_thread *t)
+			const char *const *by_sched, const struct tl_thread *t)
 {
 	struct sched_thread *s = t->sched ? &tl->st.threads[t->sched - 1] : NULL;
 
@@ -81,7 +83,7 @@ static void write_stats(FILE *f, const struct timeline *tl,
 	fputs(",\"cul\":[", f);
 	for (size_t i = 0; i < s->nculprits && i < REPORT_CULPRITS; i++) {
 		const struct sched_culprit *c = &s->culprits[i];
-		const char *name = culprit_label(tl, s->src, c);
+		const char *name = culprit_label(tl, by_sched, s->src, c);
 
 		fputs(i ? ",[" : "[", f);
 		tl_json_str(f, name, strlen(name));
@@ -126,7 +128,7 @@ static uint32_t table_id(struct table *t, uint32_t off)
 
 static void write_thread(FILE *f, const struct timeline *tl, uint32_t ti,
 			 size_t *si, size_t *pi, struct table *names,
-			 struct table *args)
+			 struct table *args, const char *const *by_sched)
 {
 	const struct tl_thread *t = &tl->threads[ti];
 	const char *svc = tl_service(tl, t->pid);
@@ -173,23 +175,28 @@ static void write_thread(FILE *f, const struct timeline *tl, uint32_t ti,
 			table_id(names, m->name));
 	}
 	fputs("],\"s\":", f);
-	write_stats(f, tl, t);
+	write_stats(f, tl, by_sched, t);
 	fputc('}', f);
 }
 
 static int write_data(FILE *f, const struct timeline *tl, size_t top)
 {
 	struct table names = { 0 }, args = { 0 };
-	const char *svc = NULL;
+	const char *svc = NULL, **by_sched;
 	char title[160], utc[40];
 	size_t si = 0, pi = 0;
 
-	if (table_init(&names, tl, tl->n_spans + tl->n_marks) ||
+	by_sched = calloc(tl->st.n + 1, sizeof(*by_sched));
+	if (!by_sched || table_init(&names, tl, tl->n_spans + tl->n_marks) ||
 	    table_init(&args, tl, tl->n_spans)) {
+		free(by_sched);
 		table_free(&names);
 		table_free(&args);
 		return -ENOMEM;
 	}
+	for (uint32_t ti = 0; ti < tl->n_threads; ti++)
+		if (tl->threads[ti].sched && tl->threads[ti].name[0])
+			by_sched[tl->threads[ti].sched - 1] = tl->threads[ti].name;
 	for (size_t i = 0; i < tl->n_procs && !svc; i++)
 		svc = tl_str(tl, tl->procs[i].service);
 	snprintf(title, sizeof(title), "dial9 report%s%s", svc ? ": " : "",
@@ -207,7 +214,7 @@ static int write_data(FILE *f, const struct timeline *tl, size_t top)
 		(unsigned long long)tl->lost_events,
 		(unsigned long long)tl->lost_sched);
 	for (uint32_t ti = 0; ti < tl->n_threads; ti++)
-		write_thread(f, tl, ti, &si, &pi, &names, &args);
+		write_thread(f, tl, ti, &si, &pi, &names, &args, by_sched);
 	fputs("],\n\"names\":[", f);
 	for (uint32_t i = 0; i < names.n; i++) {
 		const char *s = tl_str(tl, names.list[i]);
@@ -232,6 +239,7 @@ static int write_data(FILE *f, const struct timeline *tl, size_t top)
 			(unsigned long long)d->ns);
 	}
 	fputs("]}", f);
+	free(by_sched);
 	table_free(&names);
 	table_free(&args);
 	return 0;

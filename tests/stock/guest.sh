@@ -43,6 +43,17 @@ bounded() {
 	wait "$1"
 }
 
+# An awk function for both checks below: field(S, K), the number after
+# "K": in the JSON text S, or -1.
+awk_field='
+function field(s, k,   m) {
+	if (!match(s, "\"" k "\":[0-9]+"))
+		return -1
+	m = substr(s, RSTART, RLENGTH)
+	sub(/.*:/, "", m)
+	return m + 0
+}'
+
 # compare LABEL TRACE REF: every thread of the workload in the trace, its
 # total and count equal to the kernel's.  A thread's last switch-out
 # carries the kernel's figures, so they match exactly when it was
@@ -55,15 +66,7 @@ compare() {
 	label=$1 trace=$2 ref=$3
 	dial9 sched --json "$trace" >/tmp/sched.json 2>/tmp/sched.err ||
 		{ notok "$label: dial9 sched failed"; sed 's/^/# /' /tmp/sched.err; return; }
-	res=$(awk -v jsonfile=/tmp/sched.json '
-	function field(s, k,   m) {
-		if (match(s, "\"" k "\":[0-9]+")) {
-			m = substr(s, RSTART, RLENGTH)
-			sub(/.*:/, "", m)
-			return m + 0
-		}
-		return -1
-	}
+	res=$(awk -v jsonfile=/tmp/sched.json "$awk_field"'
 	BEGIN {
 		getline json < jsonfile
 		np = split(json, parts, /\{"tid":/)
@@ -165,14 +168,7 @@ culprits() {
 		sed 's/^/# /' /tmp/cul.err
 		return
 	fi
-	res=$(awk '
-	function num(s, k,   m) {
-		if (!match(s, "\"" k "\":[0-9]+"))
-			return -1
-		m = substr(s, RSTART, RLENGTH)
-		sub(/.*:/, "", m)
-		return m + 0
-	}
+	res=$(awk "$awk_field"'
 	# the sum of every "ns": in s
 	function nssum(s,   t, m) {
 		t = 0
@@ -188,8 +184,8 @@ culprits() {
 		for (i = 2; i <= n; i++) {
 			p = parts[i]
 			c = p; sub(/.*"culprits":\[/, "", c); sub(/\].*/, "", c)
-			r = num(p, "runnable_ns"); cs = nssum(c)
-			q = num(p, "runq_total_ns"); rq += q; rn += r
+			r = field(p, "runnable_ns"); cs = nssum(c)
+			q = field(p, "runq_total_ns"); rq += q; rn += r
 			threads++
 			if (cs > 0) with++
 			if (cs > r + 1000) { bad++; if (bad <= 3) printf("# culprits %d ns > runnable %d ns\n", cs, r) }
@@ -201,7 +197,7 @@ culprits() {
 		n = split(d, parts, /\{"tid":/)
 		for (i = 2; i <= n; i++) {
 			p = parts[i]
-			w = num(p, "wait_ns"); c = p; sub(/.*"ran":\[/, "", c); sub(/\].*/, "", c)
+			w = field(p, "wait_ns"); c = p; sub(/.*"ran":\[/, "", c); sub(/\].*/, "", c)
 			delays++
 			if (w < 100000 || nssum(c) > w + 1000) { dbad++; if (dbad <= 3) printf("# delay %d ns, ran %d ns\n", w, nssum(c)) }
 		}
