@@ -5,6 +5,7 @@
  * (record.c) has its own allocation-free writer over the same wire.h.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 
 struct enc_schema {
 	uint32_t nfields;
+	bool varints;	/* every field U64 or BOOL: d9_encoder_event_u64() */
 	uint8_t *types;
 };
 
@@ -187,6 +189,10 @@ int dial9_encoder_schema(struct dial9_encoder *e, uint32_t id, uint8_t kind,
 	free(e->schemas[id].types);
 	e->schemas[id].types = types;
 	e->schemas[id].nfields = nfields;
+	e->schemas[id].varints = true;
+	for (uint32_t i = 0; i < nfields; i++)
+		if (types[i] != DIAL9_U64 && types[i] != DIAL9_BOOL)
+			e->schemas[id].varints = false;
 	return 0;
 }
 
@@ -257,11 +263,59 @@ static int intern(struct dial9_encoder *e, const void *s, size_t n,
 	return 0;
 }
 
+/* An event's frame byte, its time delta (after a reset if needed). */
+static uint8_t *event_head(struct dial9_encoder *e, uint8_t *p, uint32_t id,
+			   uint64_t ts)
+{
+	if (ts < e->ts_base || ts - e->ts_base > D9_MAX_DELTA) {
+		*p++ = D9_F_TS_RESET;
+		*p++ = 8;
+		p = d9_put_u64le(p, ts);
+		e->ts_base = ts;
+	}
+	if (id < D9_EVENT_INLINE_IDS) {
+		*p++ = (uint8_t)(D9_F_EVENT_BASE + id);
+	} else {
+		*p++ = D9_F_EVENT_EXT;
+		p = d9_put_varint(p, id);
+	}
+	p = d9_put_varint(p, ts - e->ts_base);
+	e->ts_base = ts;
+	return p;
+}
+
+/* Most bytes event_head() writes. */
+#define EVENT_HEAD_MAX (1 + D9_MAX_VARINT * 2 + 1 + D9_MAX_VARINT + 8)
+
+int d9_encoder_event_u64(struct dial9_encoder *e, uint32_t id, uint64_t ts,
+			 const uint64_t *v)
+{
+	const struct enc_schema *s;
+	uint8_t *p;
+
+	if (id >= e->nschemas || !e->schemas[id].types ||
+	    !e->schemas[id].varints)
+		return -ENOENT;
+	s = &e->schemas[id];
+	p = reserve(e, EVENT_HEAD_MAX + (size_t)s->nfields * D9_MAX_VARINT);
+	if (!p)
+		return -ENOMEM;
+	p = event_head(e, p, id, ts);
+	for (uint32_t i = 0; i < s->nfields; i++) {
+		/* a BOOL is one byte, 0 or 1: the varint of its value */
+		uint64_t x = s->types[i] == DIAL9_BOOL ? v[i] != 0 : v[i];
+
+		p = d9_put_varint(p, x);
+	}
+	e->len = (size_t)(p - e->buf);
+	return 0;
+}
+
 int dial9_encoder_event(struct dial9_encoder *e, uint32_t id, uint64_t ts,
 			const struct dial9_value *v)
 {
 	struct enc_schema *s;
-	size_t need = 1 + D9_MAX_VARINT * 2 + 1 + D9_MAX_VARINT + 8;
+	size_t need = EVENT_HEAD_MAX;
 	uint32_t sids[D9_MAX_FIELDS];
 	uint8_t *p;
 
@@ -285,20 +339,7 @@ int dial9_encoder_event(struct dial9_encoder *e, uint32_t id, uint64_t ts,
 	p = reserve(e, need);
 	if (!p)
 		return -ENOMEM;
-	if (ts < e->ts_base || ts - e->ts_base > D9_MAX_DELTA) {
-		*p++ = D9_F_TS_RESET;
-		*p++ = 8;
-		p = d9_put_u64le(p, ts);
-		e->ts_base = ts;
-	}
-	if (id < D9_EVENT_INLINE_IDS) {
-		*p++ = (uint8_t)(D9_F_EVENT_BASE + id);
-	} else {
-		*p++ = D9_F_EVENT_EXT;
-		p = d9_put_varint(p, id);
-	}
-	p = d9_put_varint(p, ts - e->ts_base);
-	e->ts_base = ts;
+	p = event_head(e, p, id, ts);
 	for (uint32_t i = 0; i < s->nfields; i++)
 		p = d9_put_value(p, s->types[i], &v[i], &sids[i]);
 	e->len = (size_t)(p - e->buf);

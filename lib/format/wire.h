@@ -36,6 +36,15 @@ enum {
 #define D9_MAX_DELTA 0xffffffffull
 #define D9_MAX_VARINT 10
 
+/*
+ * The encoder's fast path for schemas of U64 and BOOL fields only (the
+ * kernel's sched.* records): @v holds one value per field, a BOOL as
+ * 0 or non-zero.  -ENOENT for another schema.  In encode.c.
+ */
+struct dial9_encoder;
+int d9_encoder_event_u64(struct dial9_encoder *e, uint32_t id, uint64_t ts,
+			 const uint64_t *v);
+
 /* Wire classes: top three bits of a field type. */
 enum { D9_W_VARINT = 0, D9_W_FIXED64 = 1, D9_W_LEN = 2 };
 #define D9_WIRE(type) ((uint8_t)(type) >> 5)

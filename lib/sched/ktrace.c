@@ -14,6 +14,7 @@
 #include "dial9.h"
 #include "sched/sched.h"
 #include "common/text.h"
+#include "format/wire.h"
 
 enum {
 	KT_SWITCH_OUT = 1,
@@ -99,20 +100,32 @@ int d9_ktrace_begin(struct d9_ktrace *kt)
 	return dial9_encoder_begin_stream(kt->enc);
 }
 
-static int emit(struct d9_ktrace *kt, unsigned int type, uint64_t ts,
-		const struct dial9_value *v)
+/* The schema of @type, written before its first event of the stream. */
+static int define(struct d9_ktrace *kt, unsigned int type)
 {
 	int ret;
 
-	if (!(kt->defined & (1u << type))) {
-		ret = dial9_encoder_schema(kt->enc, type, DIAL9_KIND_INSTANT,
-					   kt_types[type].name,
-					   kt_types[type].n, kt_types[type].f);
-		if (ret)
-			return ret;
+	if (kt->defined & (1u << type))
+		return 0;
+	ret = dial9_encoder_schema(kt->enc, type, DIAL9_KIND_INSTANT,
+				   kt_types[type].name, kt_types[type].n,
+				   kt_types[type].f);
+	if (!ret)
 		kt->defined |= 1u << type;
-	}
-	ret = dial9_encoder_event(kt->enc, type, ts, v);
+	return ret;
+}
+
+/*
+ * An event of the U64 and BOOL fields in @v: the encoder's fast path,
+ * which the cost per context switch depends on (docs/benchmarks.md).
+ */
+static int emit(struct d9_ktrace *kt, unsigned int type, uint64_t ts,
+		const uint64_t *v)
+{
+	int ret = define(kt, type);
+
+	if (!ret)
+		ret = d9_encoder_event_u64(kt->enc, type, ts, v);
 	if (!ret)
 		kt->nevents++;
 	return ret;
@@ -127,7 +140,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 	const struct dial9_rec_lost *lo = (const void *)h;
 	const struct dial9_rec_comm *cm = (const void *)h;
 	const struct dial9_rec_unfollowed *uf = (const void *)h;
-	struct dial9_value v[9];
+	uint64_t v[9];
 	bool totals;
 	int ret = 0;
 
@@ -141,89 +154,97 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		/* Only the recorded tasks get switch events of their own. */
 		if ((h->flags & DIAL9_SWITCH_PREV_TARGET) && sw->prev_tid &&
 		    sw->prev_tid != DIAL9_TID_REDACTED) {
-			v[0] = dial9_u64(sw->prev_tid);
-			v[1] = dial9_u64(sw->prev_tgid);
-			v[2] = dial9_u64(h->cpu);
-			v[3] = dial9_u64(sw->prev_state);
-			v[4] = dial9_bool(h->flags & DIAL9_SWITCH_PREV_RUNNABLE);
-			v[5] = dial9_u64(sw->next_tid);
-			v[6] = dial9_u64(totals ? sw->prev_run_delay_ns : 0);
-			v[7] = dial9_u64(totals ? sw->prev_pcount : 0);
-			v[8] = dial9_bool(totals);
+			v[0] = sw->prev_tid;
+			v[1] = sw->prev_tgid;
+			v[2] = h->cpu;
+			v[3] = sw->prev_state;
+			v[4] = h->flags & DIAL9_SWITCH_PREV_RUNNABLE;
+			v[5] = sw->next_tid;
+			v[6] = totals ? sw->prev_run_delay_ns : 0;
+			v[7] = totals ? sw->prev_pcount : 0;
+			v[8] = totals;
 			ret = emit(kt, KT_SWITCH_OUT, h->time_ns, v);
 		}
 		if (!ret && (h->flags & DIAL9_SWITCH_NEXT_TARGET) &&
 		    sw->next_tid && sw->next_tid != DIAL9_TID_REDACTED) {
-			v[0] = dial9_u64(sw->next_tid);
-			v[1] = dial9_u64(sw->next_tgid);
-			v[2] = dial9_u64(h->cpu);
-			v[3] = dial9_u64(sw->next_wait_ns);
-			v[4] = dial9_bool(h->flags & DIAL9_SWITCH_WAIT_VALID);
-			v[5] = dial9_u64(sw->prev_tid);
-			v[6] = dial9_u64(totals ? sw->next_run_delay_ns : 0);
-			v[7] = dial9_u64(totals ? sw->next_pcount : 0);
-			v[8] = dial9_bool(totals);
+			v[0] = sw->next_tid;
+			v[1] = sw->next_tgid;
+			v[2] = h->cpu;
+			v[3] = sw->next_wait_ns;
+			v[4] = h->flags & DIAL9_SWITCH_WAIT_VALID;
+			v[5] = sw->prev_tid;
+			v[6] = totals ? sw->next_run_delay_ns : 0;
+			v[7] = totals ? sw->next_pcount : 0;
+			v[8] = totals;
 			ret = emit(kt, KT_SWITCH_IN, h->time_ns, v);
 		}
 		return ret;
 	case DIAL9_REC_WAKING:
 		if (h->size < sizeof(*wk))
 			return -EPROTO;
-		v[0] = dial9_u64(wk->tid);
-		v[1] = dial9_u64(wk->tgid);
-		v[2] = dial9_u64(h->cpu);
-		v[3] = dial9_u64(wk->waker_tid);
-		v[4] = dial9_u64(wk->waker_tgid);
-		v[5] = dial9_bool(h->flags & DIAL9_WAKE_FROM_IRQ);
+		v[0] = wk->tid;
+		v[1] = wk->tgid;
+		v[2] = h->cpu;
+		v[3] = wk->waker_tid;
+		v[4] = wk->waker_tgid;
+		v[5] = h->flags & DIAL9_WAKE_FROM_IRQ;
 		return emit(kt, KT_WAKING, h->time_ns, v);
 	case DIAL9_REC_WAKEUP:
 	case DIAL9_REC_WAKEUP_NEW:
 		if (h->size < sizeof(*wk))
 			return -EPROTO;
-		v[0] = dial9_u64(wk->tid);
-		v[1] = dial9_u64(wk->tgid);
-		v[2] = dial9_u64(h->cpu);
-		v[3] = dial9_u64(wk->target_cpu);
-		v[4] = dial9_bool(h->type == DIAL9_REC_WAKEUP_NEW);
+		v[0] = wk->tid;
+		v[1] = wk->tgid;
+		v[2] = h->cpu;
+		v[3] = wk->target_cpu;
+		v[4] = h->type == DIAL9_REC_WAKEUP_NEW;
 		return emit(kt, KT_WAKEUP, h->time_ns, v);
 	case DIAL9_REC_MIGRATE:
 		if (h->size < sizeof(*mg))
 			return -EPROTO;
-		v[0] = dial9_u64(mg->tid);
-		v[1] = dial9_u64(mg->tgid);
-		v[2] = dial9_u64(mg->orig_cpu);
-		v[3] = dial9_u64(mg->dest_cpu);
+		v[0] = mg->tid;
+		v[1] = mg->tgid;
+		v[2] = mg->orig_cpu;
+		v[3] = mg->dest_cpu;
 		return emit(kt, KT_MIGRATE, h->time_ns, v);
 	case DIAL9_REC_EXIT:
 		if (h->size < sizeof(*ex))
 			return -EPROTO;
-		v[0] = dial9_u64(ex->tid);
-		v[1] = dial9_u64(ex->tgid);
-		v[2] = dial9_bool(h->flags & DIAL9_EXIT_GROUP_DEAD);
+		v[0] = ex->tid;
+		v[1] = ex->tgid;
+		v[2] = h->flags & DIAL9_EXIT_GROUP_DEAD;
 		return emit(kt, KT_EXIT, h->time_ns, v);
 	case DIAL9_REC_LOST:
 		if (h->size < sizeof(*lo))
 			return -EPROTO;
 		kt->lost += lo->count;
-		v[0] = dial9_u64(h->cpu);
-		v[1] = dial9_u64(lo->count);
+		v[0] = h->cpu;
+		v[1] = lo->count;
 		return emit(kt, KT_LOST, h->time_ns, v);
-	case DIAL9_REC_COMM:
+	case DIAL9_REC_COMM: {
+		struct dial9_value cv[3];
+
 		if (h->size < sizeof(*cm))
 			return -EPROTO;
-		v[0] = dial9_u64(cm->tid);
-		v[1] = dial9_u64(cm->tgid);
-		v[2].type = DIAL9_ISTR;
-		v[2].str.ptr = cm->comm;
+		cv[0] = dial9_u64(cm->tid);
+		cv[1] = dial9_u64(cm->tgid);
+		cv[2].type = DIAL9_ISTR;
+		cv[2].str.ptr = cm->comm;
 		/* the kernel cut it at 15 bytes, maybe inside a character */
-		v[2].str.len = d9_utf8_cut(cm->comm, sizeof(cm->comm));
-		return emit(kt, KT_COMM, h->time_ns, v);
+		cv[2].str.len = d9_utf8_cut(cm->comm, sizeof(cm->comm));
+		ret = define(kt, KT_COMM);
+		if (!ret)
+			ret = dial9_encoder_event(kt->enc, KT_COMM, h->time_ns, cv);
+		if (!ret)
+			kt->nevents++;
+		return ret;
+	}
 	case DIAL9_REC_UNFOLLOWED:
 		if (h->size < sizeof(*uf))
 			return -EPROTO;
-		v[0] = dial9_u64(uf->tgid);
-		v[1] = dial9_u64(uf->parent_tgid);
-		v[2] = dial9_bool(h->flags & DIAL9_UNFOLLOWED_EXEC);
+		v[0] = uf->tgid;
+		v[1] = uf->parent_tgid;
+		v[2] = h->flags & DIAL9_UNFOLLOWED_EXEC;
 		kt->unfollowed++;
 		return emit(kt, KT_UNFOLLOWED, h->time_ns, v);
 	case D9_REC_SCHEDSTAT: {
@@ -231,11 +252,11 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 
 		if (h->size < sizeof(*ss))
 			return -EPROTO;
-		v[0] = dial9_u64(ss->tid);
-		v[1] = dial9_u64(ss->tgid);
-		v[2] = dial9_u64(ss->run_ns);
-		v[3] = dial9_u64(ss->delay_ns);
-		v[4] = dial9_u64(ss->slices);
+		v[0] = ss->tid;
+		v[1] = ss->tgid;
+		v[2] = ss->run_ns;
+		v[3] = ss->delay_ns;
+		v[4] = ss->slices;
 		return emit(kt, KT_SCHEDSTAT, h->time_ns, v);
 	}
 	default:

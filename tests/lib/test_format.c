@@ -151,6 +151,61 @@ static void encoder_rejects_mismatch(void **state)
 	dial9_encoder_free(e);
 }
 
+/*
+ * d9_encoder_event_u64() (the sched.* records' path) writes the bytes
+ * dial9_encoder_event() writes for the same U64 and BOOL values,
+ * timestamp resets and type ids past the inline range included, and
+ * refuses a schema with another type.
+ */
+static void u64_path_matches_general(void **state)
+{
+	static const struct dial9_field f[] = {
+		{ "a", DIAL9_U64 }, { "b", DIAL9_BOOL }, { "c", DIAL9_U64 },
+	};
+	static const uint64_t vals[][3] = {
+		{ 0, 0, 0 }, { 127, 1, 128 }, { UINT64_MAX, 7, 1ull << 35 },
+		{ 300, 0, 16383 },
+	};
+	static const uint64_t ts[] = { 5, 6, 6 + (1ull << 33), 2 };
+	static const uint32_t ids[] = { 1, 300 };
+	struct dial9_encoder *e[2];
+	const void *d[2];
+	size_t len[2];
+	(void)state;
+
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(dial9_encoder_new(&e[k]), 0);
+		assert_int_equal(dial9_encoder_begin_stream(e[k]), 0);
+		for (int j = 0; j < 2; j++)
+			assert_int_equal(dial9_encoder_schema(e[k], ids[j], 0,
+							      "t", 3, f), 0);
+		for (int j = 0; j < 2; j++)
+			for (size_t i = 0; i < 4; i++) {
+				struct dial9_value v[3] = {
+					dial9_u64(vals[i][0]),
+					dial9_bool(vals[i][1] != 0),
+					dial9_u64(vals[i][2]),
+				};
+
+				assert_int_equal(k ?
+					d9_encoder_event_u64(e[k], ids[j], ts[i],
+							     vals[i]) :
+					dial9_encoder_event(e[k], ids[j], ts[i],
+							    v), 0);
+			}
+		assert_int_equal(dial9_encoder_end_stream(e[k]), 0);
+		d[k] = dial9_encoder_data(e[k], &len[k]);
+	}
+	assert_int_equal(len[0], len[1]);
+	assert_memory_equal(d[0], d[1], len[0]);
+	assert_int_equal(dial9_encoder_schema(e[1], 2, 0, "t", NALL,
+					      all_fields), 0);
+	assert_int_equal(d9_encoder_event_u64(e[1], 2, 1, vals[0]), -ENOENT);
+	assert_int_equal(d9_encoder_event_u64(e[1], 3, 1, vals[0]), -ENOENT);
+	dial9_encoder_free(e[0]);
+	dial9_encoder_free(e[1]);
+}
+
 /* Two streams back to back: the second redefines type 1 and string 0. */
 static void concatenated_streams(void **state)
 {
@@ -631,6 +686,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(round_trip_all_types),
 		cmocka_unit_test(encoder_rejects_mismatch),
+		cmocka_unit_test(u64_path_matches_general),
 		cmocka_unit_test(concatenated_streams),
 		cmocka_unit_test(future_writer_is_readable),
 		cmocka_unit_test(corrupt_input_classes),
