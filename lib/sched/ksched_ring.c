@@ -90,21 +90,34 @@ static int perf_push(void *ctx, const struct dial9_rec_header *rec)
 		struct dial9_rec_wake wk;
 	} u;
 
+	const struct dial9_rec_switch *sw = (const void *)rec;
+	const struct dial9_rec_wake *wk = (const void *)rec;
+
 	if (!__atomic_load_n(&pc->k->nignored, __ATOMIC_RELAXED) ||
 	    rec->size > sizeof(u))
 		return push_one(pc, rec);
-	memcpy(&u, rec, rec->size);
+	/* copied only to change it: most records have no ignored side */
 	if (rec->type == DIAL9_REC_SWITCH && rec->size >= sizeof(u.sw)) {
+		if (!is_ignored(pc->k, sw->prev_tid) &&
+		    !is_ignored(pc->k, sw->next_tid))
+			return push_one(pc, rec);
+		memcpy(&u, rec, rec->size);
 		if (!keep_sides(pc->k, &u.sw.hdr.flags,
 				u.sw.prev_tid, DIAL9_SWITCH_PREV_TARGET,
 				u.sw.next_tid, DIAL9_SWITCH_NEXT_TARGET))
 			return 0;
 	} else if ((rec->type == DIAL9_REC_WAKING ||
 		    rec->type == DIAL9_REC_WAKEUP) && rec->size >= sizeof(u.wk)) {
+		if (!is_ignored(pc->k, wk->tid) &&
+		    !is_ignored(pc->k, wk->waker_tid))
+			return push_one(pc, rec);
+		memcpy(&u, rec, rec->size);
 		if (!keep_sides(pc->k, &u.wk.hdr.flags,
 				u.wk.tid, DIAL9_WAKE_TASK_TARGET,
 				u.wk.waker_tid, DIAL9_WAKE_WAKER_TARGET))
 			return 0;
+	} else {
+		return push_one(pc, rec);
 	}
 	return push_one(pc, &u.sw.hdr);
 }
@@ -644,23 +657,41 @@ int dial9_ksched_drain(struct dial9_ksched *k, uint64_t horizon_ns,
 
 	if (ret)
 		return ret;
+	/*
+	 * Merge the CPUs' queues by time, equal times in CPU order.  After
+	 * each scan, the oldest queue runs until it passes the next queue's
+	 * head: one scan per run of a CPU, not per record.
+	 */
 	for (;;) {
 		const struct dial9_rec_header *best = NULL, *h;
-		unsigned int bcpu = 0;
+		uint64_t next = horizon_ns;
+		unsigned int bcpu = 0, ncpu = 0;	/* next: horizon, none */
 
 		for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
 			h = d9_kq_peek(&k->q[cpu]);
-			if (h && h->time_ns < horizon_ns &&
-			    (!best || h->time_ns < best->time_ns)) {
+			if (!h || h->time_ns >= horizon_ns)
+				continue;
+			if (!best || h->time_ns < best->time_ns) {
+				if (best && best->time_ns <= next) {
+					next = best->time_ns;
+					ncpu = bcpu;
+				}
 				best = h;
 				bcpu = cpu;
+			} else if (h->time_ns < next) {
+				next = h->time_ns;
+				ncpu = cpu;
 			}
 		}
 		if (!best)
 			break;
-		fn(ctx, best);
-		k->q[bcpu].off += best->size;
-		n++;
+		do {
+			fn(ctx, best);
+			k->q[bcpu].off += best->size;
+			n++;
+			best = d9_kq_peek(&k->q[bcpu]);
+		} while (best && (best->time_ns < next ||
+				  (best->time_ns == next && bcpu < ncpu)));
 	}
 	return n;
 }

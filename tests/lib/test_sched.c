@@ -636,6 +636,86 @@ static void reader_runs_fifo_or_says_why(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* ---- the merge of the CPUs' queues (dial9_ksched_drain) ---- */
+struct merged {
+	uint64_t t[512];
+	unsigned int cpu[512], seq[512], n;
+};
+
+static void merged_add(void *ctx, const struct dial9_rec_header *h)
+{
+	struct merged *m = ctx;
+	const struct dial9_rec_lost *lr = (const void *)h;
+
+	assert_true(m->n < 512);
+	m->t[m->n] = h->time_ns;
+	m->cpu[m->n] = h->cpu;
+	m->seq[m->n++] = (unsigned int)lr->count;
+}
+
+/*
+ * Records of 4 CPUs, each queue in time order, many equal times: drain
+ * releases exactly those older than the horizon, ordered by time, then
+ * CPU, then queue order, as a full sort would; the rest stay queued.
+ */
+static void merge_orders_by_time_then_cpu(void **state)
+{
+	enum { NCPU = 4 };
+	(void)state;
+
+	srand(7);
+	for (int trial = 0; trial < 200; trial++) {
+		struct d9_kq q[NCPU] = { 0 };
+		struct dial9_ring_ctrl *ctrl[NCPU] = { 0 };
+		struct dial9_ksched k = { .ncpu = NCPU, .q = q, .ctrl = ctrl,
+					  .fd = -1 };
+		unsigned int count[NCPU], seq = 0, left = 0;
+		uint64_t horizon = 1 + (uint64_t)(rand() % 40);
+		struct merged m = { .n = 0 };
+		int n;
+
+		for (unsigned int c = 0; c < NCPU; c++) {
+			uint64_t t = (uint64_t)(rand() % 4);
+
+			count[c] = (unsigned int)(rand() % 30);
+			for (unsigned int i = 0; i < count[c]; i++) {
+				struct dial9_rec_lost lr = {
+					.hdr = { .type = DIAL9_REC_LOST,
+						 .size = sizeof(lr),
+						 .cpu = (uint16_t)c,
+						 .time_ns = t },
+					.count = seq++,
+				};
+
+				assert_int_equal(d9_kq_push(&q[c], &lr,
+							    sizeof(lr)), 0);
+				left += t >= horizon;
+				t += (uint64_t)(rand() % 3);	/* ties */
+			}
+		}
+		n = dial9_ksched_drain(&k, horizon, merged_add, &m);
+		assert_int_equal(n, (int)(seq - left));
+		assert_int_equal(m.n, seq - left);
+		for (unsigned int i = 0; i < m.n; i++) {
+			assert_true(m.t[i] < horizon);
+			if (!i)
+				continue;
+			/* time, then CPU; within a CPU, queue order */
+			assert_true(m.t[i - 1] < m.t[i] ||
+				    (m.t[i - 1] == m.t[i] &&
+				     (m.cpu[i - 1] < m.cpu[i] ||
+				      (m.cpu[i - 1] == m.cpu[i] &&
+				       m.seq[i - 1] < m.seq[i]))));
+		}
+		for (unsigned int c = 0; c < NCPU; c++) {
+			const struct dial9_rec_header *h = d9_kq_peek(&q[c]);
+
+			assert_true(!h || h->time_ns >= horizon);
+			free(q[c].buf);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -645,6 +725,7 @@ int main(void)
 		cmocka_unit_test(no_source_is_reported),
 		cmocka_unit_test(reserved_opts_refused),
 		cmocka_unit_test(reader_runs_fifo_or_says_why),
+		cmocka_unit_test(merge_orders_by_time_then_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
