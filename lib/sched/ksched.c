@@ -403,6 +403,7 @@ int dial9_ksched_ignore_thread(struct dial9_ksched *k, int tid)
 	if (i >= KS_MAX_IGNORED)
 		return -ENOSPC;
 	__atomic_store_n(&k->ignored[i], tid, __ATOMIC_RELEASE);
+	__atomic_fetch_or(&k->ignored_bits, 1ull << (tid % 64), __ATOMIC_RELEASE);
 	if (k->perf || k->fd < 0)
 		return 0;
 	ig.tid = (uint32_t)tid;

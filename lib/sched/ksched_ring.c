@@ -45,7 +45,12 @@ struct push_ctx {
 
 static bool is_ignored(const struct dial9_ksched *k, uint32_t tid)
 {
-	unsigned int n = __atomic_load_n(&k->nignored, __ATOMIC_ACQUIRE);
+	unsigned int n;
+
+	if (!(__atomic_load_n(&k->ignored_bits, __ATOMIC_ACQUIRE) &
+	      (1ull << (tid % 64))))
+		return false;
+	n = __atomic_load_n(&k->nignored, __ATOMIC_ACQUIRE);
 
 	for (unsigned int i = 0; i < n && i < KS_MAX_IGNORED; i++)
 		if ((uint32_t)__atomic_load_n(&k->ignored[i],

@@ -119,8 +119,8 @@ static int define(struct d9_ktrace *kt, unsigned int type)
  * An event of the U64 and BOOL fields in @v: the encoder's fast path,
  * which the cost per context switch depends on (docs/benchmarks.md).
  */
-static int emit(struct d9_ktrace *kt, unsigned int type, uint64_t ts,
-		const uint64_t *v)
+static inline __attribute__((always_inline)) int
+emit(struct d9_ktrace *kt, unsigned int type, uint64_t ts, const uint64_t *v)
 {
 	int ret = define(kt, type);
 

@@ -47,6 +47,7 @@ struct dial9_ksched {
 	 */
 	int ignored[KS_MAX_IGNORED];
 	unsigned int nignored;
+	uint64_t ignored_bits;		/* bit tid % 64 of each: a quick no */
 	struct d9_perf *perf;	/* the perf backend, if used */
 	struct d9_sstat *sstat;	/* the schedstat backend, if used */
 	/*
