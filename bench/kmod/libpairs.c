@@ -55,6 +55,27 @@ static int is_workload(int tid)
 }
 static unsigned long long ns1, sw1;
 
+/* Per thread, with DIAL9_BENCH_THREADS=1: where the recorder's time goes. */
+#define MAXT 64
+static struct tcount {
+	int tid;
+	char comm[32];
+	unsigned long long ns[2], sw[2];
+} tcs[MAXT];
+static int ntcs, phase;
+
+static struct tcount *tc_of(int tid, const char *comm)
+{
+	for (int i = 0; i < ntcs; i++)
+		if (tcs[i].tid == tid)
+			return &tcs[i];
+	if (ntcs == MAXT)
+		return NULL;
+	tcs[ntcs].tid = tid;
+	snprintf(tcs[ntcs].comm, sizeof(tcs[ntcs].comm), "%s", comm);
+	return &tcs[ntcs++];
+}
+
 /* CPU ns and context switches of every thread of this process but main
  * and the calling one. */
 static void others(unsigned long long *ns, unsigned long long *sw)
@@ -73,6 +94,9 @@ static void others(unsigned long long *ns, unsigned long long *sw)
 		size_t n;
 		FILE *f;
 
+		unsigned long long tns = 0, tsw = 0;
+		struct tcount *tc;
+
 		if (tid <= 0 || tid == gettid() || tid == main_tid ||
 		    is_workload(tid))
 			continue;
@@ -81,7 +105,8 @@ static void others(unsigned long long *ns, unsigned long long *sw)
 		if (!f)
 			continue;
 		if (fgets(buf, sizeof(buf), f))
-			*ns += strtoull(buf, NULL, 10);
+			tns = strtoull(buf, NULL, 10);
+		*ns += tns;
 		fclose(f);
 		snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
 		f = fopen(path, "r");
@@ -92,13 +117,25 @@ static void others(unsigned long long *ns, unsigned long long *sw)
 		fclose(f);
 		for (size_t k = 0; k < 2; k++)
 			if ((p = strstr(buf, keys[k])))
-				*sw += strtoull(p + strlen(keys[k]), NULL, 10);
+				tsw += strtoull(p + strlen(keys[k]), NULL, 10);
+		*sw += tsw;
+		p = strstr(buf, "Name:\t");
+		if (p) {
+			p += 6;
+			p[strcspn(p, "\n")] = 0;
+		}
+		tc = tc_of(tid, p ? p : "?");
+		if (tc) {
+			tc->ns[phase] = tns;
+			tc->sw[phase] = tsw;
+		}
 	}
 	closedir(dir);
 }
 
 static void at_end(void)
 {
+	phase = 1;
 	others(&ns1, &sw1);
 }
 
@@ -143,5 +180,12 @@ int main(int argc, char **argv)
 		       (unsigned long long)st.sched_lost);
 	}
 	printf("\n");
+	if (getenv("DIAL9_BENCH_THREADS"))
+		for (int i = 0; i < ntcs; i++)
+			printf("BENCH-THREAD tid=%d comm=%s ns=%llu sw=%llu ns_per_rt=%.1f\n",
+			       tcs[i].tid, tcs[i].comm,
+			       tcs[i].ns[1] - tcs[i].ns[0],
+			       tcs[i].sw[1] - tcs[i].sw[0],
+			       (double)(tcs[i].ns[1] - tcs[i].ns[0]) / rounds);
 	return 0;
 }
