@@ -82,6 +82,24 @@ static int push_one(const struct push_ctx *pc,
 			   d9_kq_push(pc->q, rec, rec->size);
 }
 
+/* Whether a side of @rec is an ignored thread (so keep_sides() changes it). */
+static bool has_ignored_side(const struct dial9_ksched *k,
+			     const struct dial9_rec_header *rec)
+{
+	const struct dial9_rec_switch *sw = (const void *)rec;
+	const struct dial9_rec_wake *wk = (const void *)rec;
+
+	if (!__atomic_load_n(&k->nignored, __ATOMIC_RELAXED))
+		return false;
+	if (rec->type == DIAL9_REC_SWITCH && rec->size >= sizeof(*sw))
+		return is_ignored(k, sw->prev_tid) ||
+		       is_ignored(k, sw->next_tid);
+	if ((rec->type == DIAL9_REC_WAKING || rec->type == DIAL9_REC_WAKEUP) &&
+	    rec->size >= sizeof(*wk))
+		return is_ignored(k, wk->tid) || is_ignored(k, wk->waker_tid);
+	return false;
+}
+
 /*
  * A record of the perf or schedstat backend; on perf, a side that is an
  * ignored thread is no longer a recorded side, and a record with none
@@ -95,34 +113,19 @@ static int perf_push(void *ctx, const struct dial9_rec_header *rec)
 		struct dial9_rec_wake wk;
 	} u;
 
-	const struct dial9_rec_switch *sw = (const void *)rec;
-	const struct dial9_rec_wake *wk = (const void *)rec;
-
-	if (!__atomic_load_n(&pc->k->nignored, __ATOMIC_RELAXED) ||
-	    rec->size > sizeof(u))
-		return push_one(pc, rec);
 	/* copied only to change it: most records have no ignored side */
-	if (rec->type == DIAL9_REC_SWITCH && rec->size >= sizeof(u.sw)) {
-		if (!is_ignored(pc->k, sw->prev_tid) &&
-		    !is_ignored(pc->k, sw->next_tid))
-			return push_one(pc, rec);
-		memcpy(&u, rec, rec->size);
+	if (rec->size > sizeof(u) || !has_ignored_side(pc->k, rec))
+		return push_one(pc, rec);
+	memcpy(&u, rec, rec->size);
+	if (rec->type == DIAL9_REC_SWITCH) {
 		if (!keep_sides(pc->k, &u.sw.hdr.flags,
 				u.sw.prev_tid, DIAL9_SWITCH_PREV_TARGET,
 				u.sw.next_tid, DIAL9_SWITCH_NEXT_TARGET))
 			return 0;
-	} else if ((rec->type == DIAL9_REC_WAKING ||
-		    rec->type == DIAL9_REC_WAKEUP) && rec->size >= sizeof(u.wk)) {
-		if (!is_ignored(pc->k, wk->tid) &&
-		    !is_ignored(pc->k, wk->waker_tid))
-			return push_one(pc, rec);
-		memcpy(&u, rec, rec->size);
-		if (!keep_sides(pc->k, &u.wk.hdr.flags,
-				u.wk.tid, DIAL9_WAKE_TASK_TARGET,
-				u.wk.waker_tid, DIAL9_WAKE_WAKER_TARGET))
-			return 0;
-	} else {
-		return push_one(pc, rec);
+	} else if (!keep_sides(pc->k, &u.wk.hdr.flags,
+			       u.wk.tid, DIAL9_WAKE_TASK_TARGET,
+			       u.wk.waker_tid, DIAL9_WAKE_WAKER_TARGET)) {
+		return 0;
 	}
 	return push_one(pc, &u.sw.hdr);
 }
@@ -130,36 +133,52 @@ static int perf_push(void *ctx, const struct dial9_rec_header *rec)
 /*
  * Check, count and queue the records in @n bytes of ring @cpu (whole
  * records, as a ring holds them): skip PAD, count LOST and read records,
- * filter ignored threads, append the rest to q[cpu].
+ * filter ignored threads, append the rest to q[cpu].  Runs of records
+ * kept as they are go in with one copy each.
  */
 static int parse_records(struct dial9_ksched *k, unsigned int cpu,
 			 const unsigned char *p, size_t n)
 {
 	struct push_ctx pc = { k, &k->q[cpu], 0, NULL };
-	size_t at = 0;
+	size_t at = 0, run = 0;		/* the run: p + run up to p + at */
+	uint64_t nread = 0;
+	int ret = 0;
 
 	while (at < n) {
 		const struct dial9_rec_header *h = (const void *)(p + at);
+		bool as_is;
 
 		if (n - at < 8 || h->size < 8 || h->size % 8 ||
-		    h->size > n - at)
-			return -EPROTO;
-		if (h->type != DIAL9_REC_PAD) {
-			if (h->size < sizeof(*h))
-				return -EPROTO;
-			if (h->type == DIAL9_REC_LOST &&
-			    h->size >= sizeof(struct dial9_rec_lost))
-				k->lost_seen[cpu] +=
-					((const struct dial9_rec_lost *)h)->count;
-			else
-				__atomic_store_n(&k->nread, k->nread + 1,
-						 __ATOMIC_RELAXED);
-			if (perf_push(&pc, h))
-				return -ENOMEM;
+		    h->size > n - at || (h->type != DIAL9_REC_PAD &&
+					 h->size < sizeof(*h))) {
+			ret = -EPROTO;
+			break;
+		}
+		if (h->type == DIAL9_REC_LOST &&
+		    h->size >= sizeof(struct dial9_rec_lost))
+			k->lost_seen[cpu] +=
+				((const struct dial9_rec_lost *)h)->count;
+		else if (h->type != DIAL9_REC_PAD)
+			nread++;
+		as_is = h->type != DIAL9_REC_PAD && !has_ignored_side(k, h);
+		if (!as_is) {
+			if (at > run && d9_kq_push(pc.q, p + run, at - run)) {
+				ret = -ENOMEM;
+				break;
+			}
+			if (h->type != DIAL9_REC_PAD && perf_push(&pc, h)) {
+				ret = -ENOMEM;
+				break;
+			}
+			run = at + h->size;
 		}
 		at += h->size;
 	}
-	return 0;
+	/* what came before a bad record still goes in */
+	if (ret != -ENOMEM && at > run && d9_kq_push(pc.q, p + run, at - run))
+		ret = -ENOMEM;
+	__atomic_store_n(&k->nread, k->nread + nread, __ATOMIC_RELAXED);
+	return ret;
 }
 
 /*
