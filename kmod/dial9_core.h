@@ -46,10 +46,16 @@ struct dial9_ring {
 
 struct dial9_targets;
 
-/* A thread left out of the session: its tid and start_time (identity). */
+/*
+ * A thread left out of the session: its tid and start_time (identity),
+ * and its process and name, which an io_uring worker it creates carries
+ * until the worker names itself (dial9_ignored()).
+ */
 struct dial9_ignored {
 	pid_t tid;
+	pid_t tgid;
 	u64 start;
+	char comm[TASK_COMM_LEN];
 };
 
 struct dial9_session {

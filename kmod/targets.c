@@ -208,26 +208,38 @@ static pid_t dial9_io_worker_of(const struct task_struct *p)
  * Whether @p is a thread the session leaves out, or an io_uring worker of
  * one (a recorder's writes go through io_uring, whose workers would
  * otherwise be recorded writing the records of their own switches).
- * Lock-free.
+ *
+ * A new worker runs before it names itself "iou-wrk-<tid>": until then it
+ * has the name of the thread that created it, its boss (io-wq creates
+ * workers in the submitting task, or in task work run by it), so an
+ * unnamed worker with an ignored thread's process and name is that
+ * thread's.  Lock-free.
  */
 bool dial9_ignored(const struct dial9_session *s, const struct task_struct *p)
 {
 	/* Acquire: pairs with the releases in dial9_ignore_set(). */
 	int i, n = smp_load_acquire(&s->nignored);
+	bool unnamed;
 	pid_t boss;
 
 	if (!n)
 		return false;
 	boss = dial9_io_worker_of(p);
+	unnamed = !boss && (p->flags & PF_IO_WORKER);
 
 	for (i = 0; i < n; i++) {
-		/* Acquire: the start written before the tid is seen. */
+		/* Acquire: the rest written before the tid is seen. */
 		pid_t tid = smp_load_acquire(&s->ignored[i].tid);
 
+		if (!tid)
+			continue;
 		if (tid == p->pid &&
 		    READ_ONCE(s->ignored[i].start) == p->start_time)
 			return true;
 		if (boss && tid == boss)
+			return true;
+		if (unnamed && s->ignored[i].tgid == p->tgid &&
+		    !strncmp(s->ignored[i].comm, p->comm, TASK_COMM_LEN))
 			return true;
 	}
 	return false;
@@ -261,6 +273,10 @@ int dial9_ignore_set(struct dial9_session *s, const struct task_struct *p,
 		free_slot = n;
 	}
 	WRITE_ONCE(s->ignored[free_slot].start, p->start_time);
+	WRITE_ONCE(s->ignored[free_slot].tgid, p->tgid);
+	/* racing a rename at worst gives a name no worker has */
+	memcpy(s->ignored[free_slot].comm, p->comm, TASK_COMM_LEN);
+	s->ignored[free_slot].comm[TASK_COMM_LEN - 1] = '\0';
 	/* Release: pairs with the acquires in dial9_ignored(). */
 	smp_store_release(&s->ignored[free_slot].tid, p->pid);
 	if (free_slot == n)

@@ -132,7 +132,46 @@ struct collected {
 	size_t n, cap;
 	char backend[32];
 	int spans;
+	/* the recorder's threads (dial9-*, iou-wrk-*) and their events */
+	pid_t rec_tid[32];
+	int nrec, rec_events, rec_iou;
 };
+
+/* The recorder's own threads, as they are now: its reader, its flush
+ * thread and io_uring's workers for them. */
+static void recorder_threads(struct collected *c)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/task");
+
+	while (d && (de = readdir(d)) && c->nrec < 32) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+		if (!strncmp(comm, "dial9-", 6) || !strncmp(comm, "iou-wrk-", 8)) {
+			c->rec_iou += !strncmp(comm, "iou-wrk-", 8);
+			c->rec_tid[c->nrec++] = atoi(de->d_name);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+static bool is_recorder(const struct collected *c, uint64_t tid)
+{
+	for (int i = 0; i < c->nrec; i++)
+		if ((uint64_t)c->rec_tid[i] == tid)
+			return true;
+	return false;
+}
 
 static uint64_t field_u64(const struct dial9_record *rec, const char *name)
 {
@@ -186,6 +225,14 @@ static int collect_file(const char *path, pid_t worker, struct collected *c)
 		name = rec.schema->name;
 		if (!strcmp(name, "test.work") && rec.tid == (uint32_t)worker)
 			c->spans++;
+		/* their names (sched.comm) stay, as do wake-ups by others */
+		if (!strncmp(name, "sched.switch_", 13) &&
+		    is_recorder(c, field_u64(&rec, "tid")))
+			c->rec_events++;
+		if (!strcmp(name, "sched.waking") &&
+		    is_recorder(c, field_u64(&rec, "tid")) &&
+		    is_recorder(c, field_u64(&rec, "waker_tid")))
+			c->rec_events++;
 		if (strncmp(name, "sched.", 6) ||
 		    field_u64(&rec, "tid") != (uint64_t)worker)
 			continue;
@@ -265,8 +312,9 @@ FIXTURE_SETUP(traced)
 	pthread_join(w, NULL);
 	self->run.stop = 1;
 	pthread_join(h, NULL);
-	ASSERT_EQ(0, dial9_stop());
 	memset(&self->c, 0, sizeof(self->c));
+	recorder_threads(&self->c);
+	ASSERT_EQ(0, dial9_stop());
 	ASSERT_EQ(0, collect_dir(self->dir, self->run.worker, &self->c));
 	qsort(self->c.ev, self->c.n, sizeof(*self->c.ev), cmp_kev);
 }
@@ -306,6 +354,20 @@ TEST_F(traced, kernel_events_of_the_worker_are_in_the_trace)
  * __schedule() took between the rq clock update and the tracepoint
  * (~30 us per switch under TCG), hence 100 us per switch-in plus 2%.
  */
+/*
+ * The recorder leaves its own threads out (DIAL9_IOC_IGNORE_THREAD), and
+ * io_uring's workers of them with them: none has a switch of its own, nor
+ * a wake-up among themselves.  (Their names stay, to name them where
+ * they ran, and so does an application thread waking one.)
+ */
+TEST_F(traced, recorder_threads_are_not_in_the_trace)
+{
+	TH_LOG("%d recorder threads (%d io_uring workers), %d switches of them",
+	       self->c.nrec, self->c.rec_iou, self->c.rec_events);
+	EXPECT_LE(2, self->c.nrec);	/* dial9-kread, dial9-flush */
+	EXPECT_EQ(0, self->c.rec_events);
+}
+
 TEST_F(traced, runqueue_delays_match_schedstat)
 {
 	uint64_t sum = 0, edge = 0, kernel, tol;
