@@ -16,6 +16,7 @@ void d9_culprits_free(struct sched_culprits *c)
 	free(c->occ);
 	free(c->waits);
 	free(c->outs);
+	free(c->outs_at);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -39,17 +40,62 @@ int d9_culprits_ran(struct sched_culprits *c, uint32_t src, uint32_t cpu,
 	return add_occ(c, src, cpu, SCHED_OCC_THREAD, tid, tgid, start, end);
 }
 
+static size_t out_slot(const struct sched_culprits *c, uint32_t src,
+		       uint32_t cpu)
+{
+	uint64_t h = ((uint64_t)src << 32 | cpu) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> 32) & (c->outs_at_cap - 1);
+}
+
+/* Index outs[] anew in a table of @cap slots (a power of two). */
+static int outs_rehash(struct sched_culprits *c, size_t cap)
+{
+	uint32_t *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	free(c->outs_at);
+	c->outs_at = t;
+	c->outs_at_cap = cap;
+	for (size_t i = 0; i < c->nouts; i++) {
+		size_t k = out_slot(c, c->outs[i].src, c->outs[i].cpu);
+
+		while (t[k])
+			k = (k + 1) & (cap - 1);
+		t[k] = (uint32_t)(i + 1);
+	}
+	return 0;
+}
+
+/* The last switch-out of @cpu of source @src (made if @create). */
 static struct sched_cpu_out *cpu_out(struct sched_culprits *c, uint32_t src,
 				     uint32_t cpu, bool create)
 {
-	for (size_t i = 0; i < c->nouts; i++)
-		if (c->outs[i].src == src && c->outs[i].cpu == cpu)
-			return &c->outs[i];
-	if (!create || d9_grow((void **)&c->outs, &c->outs_cap, c->nouts + 1,
-			       sizeof(*c->outs)))
+	size_t k;
+
+	if (c->outs_at_cap) {
+		for (k = out_slot(c, src, cpu); c->outs_at[k];
+		     k = (k + 1) & (c->outs_at_cap - 1)) {
+			struct sched_cpu_out *o = &c->outs[c->outs_at[k] - 1];
+
+			if (o->src == src && o->cpu == cpu)
+				return o;
+		}
+	}
+	if (!create || c->nouts >= UINT32_MAX - 1 ||
+	    d9_grow((void **)&c->outs, &c->outs_cap, c->nouts + 1,
+		    sizeof(*c->outs)))
+		return NULL;
+	if (2 * (c->nouts + 1) >= c->outs_at_cap &&
+	    outs_rehash(c, c->outs_at_cap ? 2 * c->outs_at_cap : 64))
 		return NULL;
 	c->outs[c->nouts] = (struct sched_cpu_out){ src, cpu, 0, 0 };
-	return &c->outs[c->nouts++];
+	k = out_slot(c, src, cpu);
+	while (c->outs_at[k])
+		k = (k + 1) & (c->outs_at_cap - 1);
+	c->outs_at[k] = (uint32_t)(++c->nouts);
+	return &c->outs[c->nouts - 1];
 }
 
 int d9_culprits_out(struct sched_culprits *c, uint32_t src, uint32_t cpu,

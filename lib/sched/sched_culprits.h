@@ -92,6 +92,9 @@ struct sched_culprits {
 	size_t nwaits, waits_cap;
 	struct sched_cpu_out *outs;
 	size_t nouts, outs_cap;
+	/* outs by (src, cpu): open addressing, index + 1 (0: empty) */
+	uint32_t *outs_at;
+	size_t outs_at_cap;		/* a power of two, > 2 * nouts */
 	size_t nids;			/* waits so far (their ids) */
 	bool more;			/* the last piece's wait goes on */
 };
