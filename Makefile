@@ -37,6 +37,9 @@ endif
 CC ?= cc
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 USER_CFLAGS := -std=gnu11 -O2 -g $(WARN) -Iuapi
+# Every suite runs its tests through one runner: a timeout each, one
+# line each (ok / FAIL / SKIP), one summary line (docs/architecture.md).
+RUN_TESTS := tests/run-tests.sh
 # Static binaries go into the VM's initramfs.
 HARNESS := $(CACHE)/linux-source/tools/testing/selftests
 
