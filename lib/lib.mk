@@ -205,8 +205,9 @@ $(TOOLS_T)/mktrace: tests/tools/mktrace.c lib/include/dial9.h $(LIB_A)
 
 .PHONY: test-tools
 test-tools: $(TOOLS_T)/dial9 $(TOOLS_T)/mktrace
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		timeout 300 tests/tools/run.sh $(TOOLS_T)
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	$(RUN_TESTS) test-tools -t 120 $(foreach s,synthetic recorded inputs,\
+		"$(s): tests/tools/$(s).sh $(TOOLS_T)")
 
 # ---- the S3-compatible server of the upload tests (tests/lib/test_s3.c):
 # s3rver from the npm registry, pinned by tests/s3/package-lock.json -------
@@ -233,8 +234,9 @@ $(FLEET_STAMP): tests/fleet/package.json tests/fleet/package-lock.json
 	touch $@
 
 test-fleet: $(TOOLS_T)/dial9 s3-server fleet-deps
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		timeout 600 tests/fleet/run.sh $(TOOLS_T)/dial9 $(BUILD)/tests/fleet
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	$(RUN_TESTS) test-fleet -t 600 \
+		"fleet: tests/fleet/run.sh $(TOOLS_T)/dial9 $(BUILD)/tests/fleet"
 
 # ---- fuzzing (clang libFuzzer) ----------------------------------------------
 FUZZ_B := $(BUILD)/fuzz
