@@ -181,14 +181,12 @@ $(BUILD)/vm-bin/contention: examples/contention.c $(LIB_A) lib/include/dial9.h
 all: $(BUILD)/vm-bin/contention
 
 
+# Each target a test of the runner (an hour at most each), its own
+# summary line inside; the last line is make test's.
 test: deps
 	$(MAKE) all
-	@pass=0; fail=0; for t in $(TEST_TARGETS); do \
-		echo "=== $$t"; \
-		if $(MAKE) --no-print-directory $$t; then echo "=== $$t: ok"; \
-			pass=$$((pass + 1)); \
-		else echo "=== $$t: FAILED"; fail=$$((fail + 1)); fi; \
-	done; echo "make test: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
+	@$(RUN_TESTS) test -t 3600 -s '' \
+		$(foreach t,$(TEST_TARGETS),"$(t): $(MAKE) --no-print-directory $(t)")
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
