@@ -168,9 +168,9 @@ endif
 # make install, DKMS on this host, the Debian packages (packaging/packaging.mk).
 include packaging/packaging.mk
 
-$(BUILD)/tests/sched/%: tests/sched/%.c $(LIB_A) lib/include/dial9.h
+$(BUILD)/tests/sched/%: tests/sched/%.c $(LIB_A) lib/include/dial9.h tests/lib/proc.h
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(KTEST_CFLAGS) -Ilib/include -pthread \
+	$(CC) $(USER_CFLAGS) $(KTEST_CFLAGS) -Ilib/include -Itests/lib -pthread \
 		-o $@ $< $(LIB_A) $(LIB_LDLIBS)
 
 $(BUILD)/vm-bin/contention: examples/contention.c $(LIB_A) lib/include/dial9.h

@@ -138,23 +138,6 @@ static void record_segments(unsigned int nseg, unsigned int n)
 	}
 }
 
-static uint8_t *slurp_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *p;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	p = malloc((size_t)n + 1);
-	*len = fread(p, 1, (size_t)n, f);
-	fclose(f);
-	return p;
-}
-
 /* ---- a small signed S3 client for the checks ---- */
 
 struct buf {
@@ -422,19 +405,6 @@ static void *emitter(void *arg)
 	return NULL;
 }
 
-static void wait_stats(bool (*cond)(const struct dial9_stats *), const char *what)
-{
-	struct dial9_stats st = { .size = sizeof(st) };
-
-	for (int i = 0; i < 6000; i++) { /* 60 s: a hang, not a timing check */
-		dial9_get_stats(&st);
-		if (cond(&st))
-			return;
-		usleep(10000);
-	}
-	fail_msg("timed out waiting for %s", what);
-}
-
 static bool two_done(const struct dial9_stats *st) { return st->pipe_done >= 2; }
 static bool retrying(const struct dial9_stats *st)
 {
@@ -476,12 +446,12 @@ static void outage(void **state)
 	assert_int_equal(pthread_create(&th, NULL, emitter, NULL), 0);
 	rotate_nonempty();
 	rotate_nonempty();
-	wait_stats(two_done, "two uploads");
+	test_wait_stats(two_done, "two uploads");
 
 	server_stop();
 	for (int i = 0; i < 4; i++)
 		rotate_nonempty();
-	wait_stats(retrying, "retries and an open circuit breaker");
+	test_wait_stats(retrying, "retries and an open circuit breaker");
 	/* what waits for upload, as sealed, to compare with what arrives */
 	boot = test_boot_dir(dir);
 	assert_int_equal(system("true"), 0);
@@ -499,7 +469,7 @@ static void outage(void **state)
 
 	server_start(NULL); /* the same port and objects */
 	assert_int_equal(dial9_rotate(), 0);
-	wait_stats(all_done, "every segment uploaded");
+	test_wait_stats(all_done, "every segment uploaded");
 	atomic_store(&emitting, false);
 	pthread_join(th, NULL);
 	assert_int_equal(dial9_stop(), 0);
@@ -740,29 +710,6 @@ static void memory_round_trip(void **state)
 
 /* ---- dial9 ls / dial9 fetch ---- */
 
-static const char *tool(void)
-{
-	const char *t = getenv("DIAL9_TEST_TOOL");
-
-	return t ? t : "build/tools/dial9";
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char *cmd;
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	if (vasprintf(&cmd, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	st = system(cmd);
-	free(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* A signed PUT of body at key. */
 static void put_object(const char *key, const char *body)
 {
@@ -824,9 +771,9 @@ static size_t ls_count(const char *out, const char *args)
 	size_t n;
 	char **v;
 
-	assert_int_equal(sh("%s ls s3://" BUCKET "/cli --endpoint http://127.0.0.1:%d "
-			    "--region eu-west-1 --page-size 2 %s > '%s'",
-			    tool(), srv.port, args, out), 0);
+	assert_int_equal(test_sh("%s ls s3://" BUCKET "/cli --endpoint http://127.0.0.1:%d "
+				 "--region eu-west-1 --page-size 2 %s > '%s'",
+				 test_tool(), srv.port, args, out), 0);
 	v = ls_keys(out, &n);
 	test_free_list(v);
 	return n;
@@ -871,9 +818,9 @@ static void cli_ls_fetch(void **state)
 	all = list_keys("cli/version=1/", &nall);
 	assert_int_equal(nall, 7);
 	/* everything that is a segment, in key order, each line once */
-	assert_int_equal(sh("%s ls s3://" BUCKET "/cli --endpoint http://127.0.0.1:%d "
-			    "--region eu-west-1 --page-size 2 > '%s'", tool(),
-			    srv.port, out), 0);
+	assert_int_equal(test_sh("%s ls s3://" BUCKET "/cli --endpoint http://127.0.0.1:%d "
+				 "--region eu-west-1 --page-size 2 > '%s'", test_tool(),
+				 srv.port, out), 0);
 	keys = ls_keys(out, &n);
 	assert_int_equal(n, 6);
 	for (size_t i = 0, k = 0; all[i]; i++) {
@@ -900,16 +847,16 @@ static void cli_ls_fetch(void **state)
 	assert_int_equal(ls_count(out, "--since 2019-12-31 --until today"), 1);
 	assert_int_equal(ls_count(out, "--service nobody"), 0);
 	/* the environment instead of options; the prefix's default */
-	assert_int_equal(sh("DIAL9_S3_ENDPOINT=http://127.0.0.1:%d %s ls s3://" BUCKET
-			    " > '%s'", srv.port, tool(), out), 0);
+	assert_int_equal(test_sh("DIAL9_S3_ENDPOINT=http://127.0.0.1:%d %s ls s3://" BUCKET
+				 " > '%s'", srv.port, test_tool(), out), 0);
 	keys = ls_keys(out, &n);
 	test_free_list(keys);
 	assert_int_equal(n, 0); /* nothing under dial9-traces/ */
 
 	/* fetch: the same selection, byte for byte, readable by dial9 */
-	assert_int_equal(sh("%s fetch s3://" BUCKET "/cli --endpoint http://127.0.0.1:%d "
-			    "--page-size 2 --service svc/b -o '%s' 2> '%s'",
-			    tool(), srv.port, dl, err), 0);
+	assert_int_equal(test_sh("%s fetch s3://" BUCKET "/cli --endpoint http://127.0.0.1:%d "
+				 "--page-size 2 --service svc/b -o '%s' 2> '%s'",
+				 test_tool(), srv.port, dl, err), 0);
 	keys = list_keys("cli/version=1/", &n);
 	{
 		size_t got = 0;
@@ -924,7 +871,7 @@ static void cli_ls_fetch(void **state)
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", dl, keys[i] + 4);
 			obj = get_raw(keys[i], &h);
-			local = slurp_file(path, &len);
+			local = test_slurp(path, &len);
 			assert_non_null(local);
 			assert_int_equal(len, h.p ? strtoull(strcasestr(h.p, "content-length:") + 15,
 							    NULL, 10) : 0);
@@ -937,21 +884,21 @@ static void cli_ls_fetch(void **state)
 		assert_int_equal(got, 2);
 	}
 	test_free_list(keys);
-	assert_int_equal(sh("grep -q '2 segments' '%s'", err), 0);
-	assert_int_equal(sh("test $(%s dump '%s' | grep -c '\"s3.ev\"') -eq %llu", tool(),
-			    dl, (unsigned long long)(seq - before)), 0);
+	assert_int_equal(test_sh("grep -q '2 segments' '%s'", err), 0);
+	assert_int_equal(test_sh("test $(%s dump '%s' | grep -c '\"s3.ev\"') -eq %llu", test_tool(),
+				 dl, (unsigned long long)(seq - before)), 0);
 	/* again: nothing new to fetch */
-	assert_int_equal(sh("%s fetch s3://" BUCKET "/cli --endpoint http://127.0.0.1:%d "
-			    "--service svc/b -o '%s' 2> '%s'", tool(), srv.port, dl, err), 0);
-	assert_int_equal(sh("grep -q '0 segments.*2 already there' '%s'", err), 0);
+	assert_int_equal(test_sh("%s fetch s3://" BUCKET "/cli --endpoint http://127.0.0.1:%d "
+				 "--service svc/b -o '%s' 2> '%s'", test_tool(), srv.port, dl, err), 0);
+	assert_int_equal(test_sh("grep -q '0 segments.*2 already there' '%s'", err), 0);
 	/* a wrong secret: the server's refusal, exit status 1 */
-	assert_int_equal(sh("AWS_SECRET_ACCESS_KEY=wrong %s ls s3://" BUCKET "/cli "
-			    "--endpoint http://127.0.0.1:%d 2> '%s' > /dev/null",
-			    tool(), srv.port, err), 1);
-	assert_int_equal(sh("grep -q 'HTTP 403 SignatureDoesNotMatch' '%s'", err), 0);
-	assert_int_equal(sh("%s ls s3://" BUCKET " --since someday 2> /dev/null", tool()), 2);
-	assert_int_equal(sh("%s ls s3://" BUCKET " --until soon 2> /dev/null", tool()), 2);
-	assert_int_equal(sh("%s fetch s3://" BUCKET " 2> /dev/null", tool()), 2);
+	assert_int_equal(test_sh("AWS_SECRET_ACCESS_KEY=wrong %s ls s3://" BUCKET "/cli "
+				 "--endpoint http://127.0.0.1:%d 2> '%s' > /dev/null",
+				 test_tool(), srv.port, err), 1);
+	assert_int_equal(test_sh("grep -q 'HTTP 403 SignatureDoesNotMatch' '%s'", err), 0);
+	assert_int_equal(test_sh("%s ls s3://" BUCKET " --since someday 2> /dev/null", test_tool()), 2);
+	assert_int_equal(test_sh("%s ls s3://" BUCKET " --until soon 2> /dev/null", test_tool()), 2);
+	assert_int_equal(test_sh("%s fetch s3://" BUCKET " 2> /dev/null", test_tool()), 2);
 	test_free_list(all);
 	test_rm_rf(dir);
 	free(dir);

@@ -24,13 +24,6 @@
 
 DIAL9_EVENT_TYPE(t_w, "worker.ev", DIAL9_FIELD(U64, seq), DIAL9_FIELD(STR, s));
 
-static const char *tool(void)
-{
-	const char *t = getenv("DIAL9_TEST_TOOL");
-
-	return t ? t : "build/tools/dial9";
-}
-
 static void cfg_for(struct dial9_config *c, const char *dir)
 {
 	dial9_config_init(c);
@@ -53,42 +46,6 @@ static uint64_t record_segments(unsigned int nseg, unsigned int n)
 	return seq;
 }
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	size_t cap = 0, n = 0, r;
-
-	assert_non_null(f);
-	do {
-		if (cap - n < 65536) {
-			cap = cap ? cap * 2 : 65536;
-			buf = realloc(buf, cap);
-		}
-		r = fread(buf + n, 1, cap - n, f);
-		n += r;
-	} while (r);
-	fclose(f);
-	*len = n;
-	return buf;
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char *cmd;
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	if (vasprintf(&cmd, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	st = system(cmd);
-	free(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* Every .lz4 file: `lz4 -t` accepts it, `lz4 -d` gives what our own
  * decompressor gives, and that decodes; counts events into *c. */
 static size_t check_lz4_dir(const char *dir, struct test_counts *c)
@@ -101,11 +58,13 @@ static size_t check_lz4_dir(const char *dir, struct test_counts *c)
 		uint8_t *z, *cli, *ours;
 		size_t zn, cn, on;
 
-		assert_int_equal(sh("lz4 -q -t '%s'", v[i]), 0);
+		assert_int_equal(test_sh("lz4 -q -t '%s'", v[i]), 0);
 		snprintf(out, sizeof(out), "%s.plain", v[i]);
-		assert_int_equal(sh("lz4 -q -d -f '%s' '%s'", v[i], out), 0);
-		z = slurp(v[i], &zn);
-		cli = slurp(out, &cn);
+		assert_int_equal(test_sh("lz4 -q -d -f '%s' '%s'", v[i], out), 0);
+		z = test_slurp(v[i], &zn);
+		cli = test_slurp(out, &cn);
+		assert_non_null(z);
+		assert_non_null(cli);
 		assert_int_equal(d9_lz4_decompress(z, zn, (void **)&ours, &on), 0);
 		assert_int_equal(on, cn);
 		assert_memory_equal(ours, cli, cn);
@@ -182,9 +141,9 @@ static void lz4_in_place(void **state)
 	       (unsigned long long)st.pipe_bytes_out,
 	       (double)st.pipe_bytes_in / (double)st.pipe_bytes_out, nz);
 	/* the dial9 command reads them as they are */
-	assert_int_equal(sh("%s info '%s' > '%s/info.txt'", tool(), boot, dir), 0);
-	assert_int_equal(sh("test $(%s dump '%s' | grep -c '\"worker.ev\"') -eq %llu",
-			    tool(), boot, (unsigned long long)emitted), 0);
+	assert_int_equal(test_sh("%s info '%s' > '%s/info.txt'", test_tool(), boot, dir), 0);
+	assert_int_equal(test_sh("test $(%s dump '%s' | grep -c '\"worker.ev\"') -eq %llu",
+				 test_tool(), boot, (unsigned long long)emitted), 0);
 	free(boot);
 	test_rm_rf(dir);
 	free(dir);
@@ -271,7 +230,7 @@ static void unshippable_segments_are_evicted_and_counted(void **state)
 	(void)state;
 	if (asprintf(&blocker, "%s/not-a-dir", dir) < 0)
 		abort();
-	assert_int_equal(sh("touch '%s'", blocker), 0);
+	assert_int_equal(test_sh("touch '%s'", blocker), 0);
 	cfg_for(&c, dir);
 	c.pipeline = DIAL9_PIPE_LZ4 | DIAL9_PIPE_WRITE_BACK;
 	c.write_back_dir = blocker;
@@ -377,21 +336,21 @@ static void summaries_beside_write_back(void **state)
 	assert_int_equal(st.pipe_done, sealed);
 	assert_true(st.summaries_done >= 1);
 	assert_int_equal(st.summaries_failed, 0);
-	assert_int_equal(sh("test $(find '%s/summary/version=1' -path '*/instance=summary-host/*' "
-			    "-name '*.json.gz' | wc -l) -eq %llu", dst,
-			    (unsigned long long)st.summaries_done), 0);
+	assert_int_equal(test_sh("test $(find '%s/summary/version=1' -path '*/instance=summary-host/*' "
+				 "-name '*.json.gz' | wc -l) -eq %llu", dst,
+				 (unsigned long long)st.summaries_done), 0);
 	/* gzip'd JSON lines that name the host and the segment shipped */
-	assert_int_equal(sh("for f in $(find '%s/summary' -name '*.json.gz'); do "
-			    "zcat $f | grep -q '^{\"host\":\"summary-host\",' || exit 1; "
-			    "s=$(zcat $f | grep -o '\"segment\":\"[^\"]*\"' | head -1 | "
-			    "cut -d'\"' -f4); test -n \"$s\" && test -f '%s'/$s || exit 1; "
-			    "done", dst, dst), 0);
+	assert_int_equal(test_sh("for f in $(find '%s/summary' -name '*.json.gz'); do "
+				 "zcat $f | grep -q '^{\"host\":\"summary-host\",' || exit 1; "
+				 "s=$(zcat $f | grep -o '\"segment\":\"[^\"]*\"' | head -1 | "
+				 "cut -d'\"' -f4); test -n \"$s\" && test -f '%s'/$s || exit 1; "
+				 "done", dst, dst), 0);
 	test_rm_rf(dir);
 	test_rm_rf(dst);
 
 	if (asprintf(&blocked, "%s/summary", dst) < 0)
 		abort();
-	assert_int_equal(sh("mkdir -p '%s' && touch '%s'", dst, blocked), 0);
+	assert_int_equal(test_sh("mkdir -p '%s' && touch '%s'", dst, blocked), 0);
 	sealed = summaries_run(dir, dst, &st);
 	assert_int_equal(st.pipe_done, sealed);	/* the segments still go */
 	assert_int_equal(st.summaries_done, 0);
@@ -455,19 +414,6 @@ static void bad_pipelines_are_refused(void **state)
 }
 
 /* ---- trigger mode ---- */
-
-static void wait_for(bool (*cond)(const struct dial9_stats *), const char *what)
-{
-	struct dial9_stats st = { .size = sizeof(st) };
-
-	for (int i = 0; i < 6000; i++) { /* 60 s: a hang, not a timing check */
-		dial9_get_stats(&st);
-		if (cond(&st))
-			return;
-		usleep(10000);
-	}
-	fail_msg("timed out waiting for %s", what);
-}
 
 /* Segment indexes of the files in dir ending with suffix. */
 static size_t indexes(const char *dir, const char *suffix, uint64_t *out,
@@ -680,10 +626,10 @@ static void trigger_by_signal(void **state)
 	record_segments(2, 1000);
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(raise(SIGUSR2), 0);
-	wait_for(one_dump_done, "the signal's dump");
+	test_wait_stats(one_dump_done, "the signal's dump");
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(raise(SIGUSR2), 0);
-	wait_for(one_coalesced, "a signal inside the debounce window");
+	test_wait_stats(one_coalesced, "a signal inside the debounce window");
 	dial9_get_stats(&st);
 	assert_int_equal(st.dumps, 1);
 	assert_int_equal(st.pipe_done, 2);
@@ -720,7 +666,7 @@ static void dump_is_protected_from_eviction(void **state)
 	(void)state;
 	if (asprintf(&dst, "%s/out", base) < 0)
 		abort();
-	assert_int_equal(sh("touch '%s'", dst), 0); /* a file in the way */
+	assert_int_equal(test_sh("touch '%s'", dst), 0); /* a file in the way */
 	trigger_cfg(&c, dir, dst);
 	c.max_disk_bytes = 256 * 1024;
 	c.max_file_bytes = 64 * 1024;
@@ -750,8 +696,8 @@ static void dump_is_protected_from_eviction(void **state)
 	}
 	/* and some newer ones were evicted instead */
 	assert_true(n < 15);
-	assert_int_equal(sh("rm '%s'", dst), 0);
-	wait_for(one_dump_done, "the dump after the destination came back");
+	assert_int_equal(test_sh("rm '%s'", dst), 0);
+	test_wait_stats(one_dump_done, "the dump after the destination came back");
 	dial9_get_stats(&st);
 	assert_int_equal(st.pipe_done, rc.segments);
 	assert_int_equal(st.pipe_evicted, 0);
