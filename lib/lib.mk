@@ -209,7 +209,7 @@ test-tools: $(TOOLS_T)/dial9 $(TOOLS_T)/mktrace
 	$(RUN_TESTS) test-tools -t 120 $(foreach s,synthetic recorded inputs,\
 		"$(s): tests/tools/$(s).sh $(TOOLS_T)")
 
-# ---- the S3-compatible server of the upload tests (tests/lib/test_s3.c):
+# ---- the S3-compatible server of the upload tests (tests/lib/s3_test.h):
 # s3rver from the npm registry, pinned by tests/s3/package-lock.json -------
 S3_SERVER_STAMP := tests/s3/node_modules/.dial9-installed
 
