@@ -5,6 +5,7 @@
 # ASan+UBSan) and mktrace.  A script checks on after a failed check and
 # fails at its end (finish), so that one run shows every failure.
 B=$1
+# shellcheck disable=SC2034 # used by the scripts that source this
 D9=$B/dial9
 fail=0
 nbad=0
