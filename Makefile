@@ -37,6 +37,9 @@ endif
 CC ?= cc
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 USER_CFLAGS := -std=gnu11 -O2 -g $(WARN) -Iuapi
+# Every suite runs its tests through one runner: a timeout each, one
+# line each (ok / FAIL / SKIP), one summary line (docs/architecture.md).
+RUN_TESTS := tests/run-tests.sh
 # Static binaries go into the VM's initramfs.
 HARNESS := $(CACHE)/linux-source/tools/testing/selftests
 
@@ -97,10 +100,15 @@ VM_DIAL9 := $(BUILD)/tools/dial9
 
 vm-payload: module $(KTESTS) $(SCHED_TESTS) $(VM_DIAL9) $(BUILD)/tests/vm/exit examples
 
+# In the guest each test goes through tests/run-tests.sh too (tests/vm/init:
+# a line each, "guest: N passed, ..."); here the VM is one test, which
+# fails on a failed test, a kernel splat or a guest that died.
+VM_RUN_TIMEOUT := 900
 test-kmod: deps vm-payload
-	tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) \
-		--tests "$(KTESTS) $(SCHED_TESTS)" --file $(VM_DIAL9) \
-		--example $(BUILD)/examples/dial9-read --out $(BUILD)/vm$(VMSUF)
+	@$(RUN_TESTS) test-kmod$(VMSUF) -t $(VM_RUN_TIMEOUT) "vm: tests/vm/run.sh \
+		--kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) \
+		--tests '$(KTESTS) $(SCHED_TESTS)' --file $(VM_DIAL9) \
+		--example $(BUILD)/examples/dial9-read --out $(BUILD)/vm$(VMSUF)"
 
 # The ABI fuzzer (tests/kmod/fuzz_test.c) runs in test-kmod for 8 s per
 # privilege after its kept seeds; this runs it FUZZ_KMOD_BOOTS more
@@ -121,10 +129,11 @@ fuzz-kmod: deps module $(BUILD)/tests/kmod/fuzz_test $(BUILD)/tests/vm/exit
 # thread's last switch).  tests/stock/guest.sh says how.
 STOCK_BINS := /usr/bin/bpftrace /usr/bin/hackbench /usr/bin/stress-ng
 test-stock: deps module $(VM_DIAL9) $(BUILD)/tests/vm/exit
-	tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) \
+	@$(RUN_TESTS) test-stock$(VMSUF) -t $(VM_RUN_TIMEOUT) "vm: tests/vm/run.sh \
+		--kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) \
 		--mem 2048 $(addprefix --bin ,$(STOCK_BINS)) --file $(VM_DIAL9) \
 		--file tests/stock/refprobe.bt --checks tests/stock/guest.sh \
-		--tests "" --out $(BUILD)/vm-stock$(VMSUF)
+		--tests '' --out $(BUILD)/vm-stock$(VMSUF)"
 
 # The main job end to end: the module in a VM, a program under contention
 # recording itself through /dev/dial9, and its scheduling-delay report.
@@ -146,7 +155,8 @@ demo: deps vm-payload $(BUILD)/vm-bin/contention
 	@echo "demo: the HTML report is $(BUILD)/demo/report.html"
 
 test-dkms: deps
-	tests/dkms/build.sh $(DIAL9_VERSION) $(KVER)
+	@$(RUN_TESTS) test-dkms$(VMSUF) -t 900 \
+		"dkms: tests/dkms/build.sh $(DIAL9_VERSION) $(KVER)"
 
 check: deps
 	scripts/check-kmod.sh $(KDIR)
@@ -158,9 +168,9 @@ endif
 # make install, DKMS on this host, the Debian packages (packaging/packaging.mk).
 include packaging/packaging.mk
 
-$(BUILD)/tests/sched/%: tests/sched/%.c $(LIB_A) lib/include/dial9.h
+$(BUILD)/tests/sched/%: tests/sched/%.c $(LIB_A) lib/include/dial9.h tests/lib/proc.h
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(KTEST_CFLAGS) -Ilib/include -pthread \
+	$(CC) $(USER_CFLAGS) $(KTEST_CFLAGS) -Ilib/include -Itests/lib -pthread \
 		-o $@ $< $(LIB_A) $(LIB_LDLIBS)
 
 $(BUILD)/vm-bin/contention: examples/contention.c $(LIB_A) lib/include/dial9.h
@@ -171,14 +181,12 @@ $(BUILD)/vm-bin/contention: examples/contention.c $(LIB_A) lib/include/dial9.h
 all: $(BUILD)/vm-bin/contention
 
 
+# Each target a test of the runner (an hour at most each), its own
+# summary line inside; the last line is make test's.
 test: deps
 	$(MAKE) all
-	@pass=0; fail=0; for t in $(TEST_TARGETS); do \
-		echo "=== $$t"; \
-		if $(MAKE) --no-print-directory $$t; then echo "=== $$t: ok"; \
-			pass=$$((pass + 1)); \
-		else echo "=== $$t: FAILED"; fail=$$((fail + 1)); fi; \
-	done; echo "make test: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
+	@$(RUN_TESTS) test -t 3600 -s '' \
+		$(foreach t,$(TEST_TARGETS),"$(t): $(MAKE) --no-print-directory $(t)")
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

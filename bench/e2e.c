@@ -40,7 +40,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -53,6 +52,7 @@
 #include <unistd.h>
 
 #include "dial9.h"
+#include "proc.h"
 
 DIAL9_SPAN_TYPE(t_req, "svc.request", DIAL9_FIELD(U64, id),
 		DIAL9_FIELD(ISTR, route), DIAL9_FIELD(U64, status));
@@ -276,32 +276,6 @@ static int start(enum cfg c, uint32_t pipeline)
 	return ret;
 }
 
-/* The flush thread's tid (named dial9-flush), 0 if not found. */
-static int find_flush_tid(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int tid = 0;
-
-	while (d && (e = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "dial9-flush", 11))
-			tid = atoi(e->d_name);
-		fclose(f);
-	}
-	if (d)
-		closedir(d);
-	return tid;
-}
-
 /* The flush thread names itself once running: wait for it (1 s at most). */
 static int flush_tid(void)
 {
@@ -310,7 +284,7 @@ static int flush_tid(void)
 	for (int i = 0; i < 1000 && !tid; i++) {
 		struct timespec ms = { 0, 1000000 };
 
-		tid = find_flush_tid();
+		tid = test_thread_tid("dial9-flush");
 		if (!tid)
 			nanosleep(&ms, NULL);
 	}

@@ -138,7 +138,8 @@ $(BUILD)/tools/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) $(LIB_HDRS) \
 LIB_T := $(BUILD)/tests/lib
 LIB_TESTS := $(patsubst tests/lib/%.c,%,$(wildcard tests/lib/test_*.c))
 # Tests that exercise threads run under TSan as well.
-LIB_TSAN_TESTS := $(filter $(LIB_TESTS),test_recorder test_segment test_worker)
+LIB_TSAN_TESTS := $(filter $(LIB_TESTS),test_recorder test_segment test_worker \
+	test_dump)
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 TSAN_FLAGS := -fsanitize=thread -DDIAL9_TSAN
@@ -170,28 +171,19 @@ $(LIB_T)/tsan/%: tests/lib/%.c $(LIB_TSAN_OBJS)
 LIB_TEST_BINS := $(addprefix $(LIB_T)/asan/,$(LIB_TESTS)) \
 	$(addprefix $(LIB_T)/tsan/,$(LIB_TSAN_TESTS))
 
+# Every step through tests/run-tests.sh: the cmocka programs with no
+# skip codes (their exit status is the number of failed tests), each
+# fuzz target through tests/fuzz/run.sh.
+LIB_FUZZ_RUNS = $(foreach f,$(FUZZ_BINS),\
+	"$(notdir $(f)): tests/fuzz/run.sh $(f) $(1) $(FUZZ_B)")
+
 test-lib: lib tools $(LIB_TEST_BINS) fuzz-build s3-server
-	@rc=0; echo "--- tests/lib/mistyped.sh"; \
-	tests/lib/mistyped.sh $(CC) $(FUZZ_CC) || rc=1; \
-	for t in $(LIB_TEST_BINS); do \
-		echo "--- $$t"; \
-		if ! DIAL9_TEST_TOOL=$(CURDIR)/$(BUILD)/tools/dial9 \
-			ASAN_OPTIONS=detect_leaks=1 \
-			UBSAN_OPTIONS=print_stacktrace=1 \
-			TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-			timeout 240 $$t; then echo "FAILED: $$t"; rc=1; fi; \
-	done; \
-	for f in $(FUZZ_BINS); do \
-		echo "--- $$f ($(LIB_FUZZ_SECS) s)"; \
-		mkdir -p $(FUZZ_B)/corpus/$$(basename $$f); \
-		$$f -max_total_time=$(LIB_FUZZ_SECS) -timeout=10 -rss_limit_mb=1024 \
-			-print_final_stats=1 $(FUZZ_B)/corpus/$$(basename $$f) \
-			$$(ls -d tests/fuzz/seeds/$$(basename $$f) 2>/dev/null) \
-			2>$(FUZZ_B)/$$(basename $$f).log \
-			|| { tail -40 $(FUZZ_B)/$$(basename $$f).log; rc=1; }; \
-		grep -h 'stat::number_of_executed_units' \
-			$(FUZZ_B)/$$(basename $$f).log || true; \
-	done; exit $$rc
+	@DIAL9_TEST_TOOL=$(CURDIR)/$(BUILD)/tools/dial9 \
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	$(RUN_TESTS) test-lib -t 120 "tests/lib/mistyped.sh $(CC) $(FUZZ_CC)" \
+		-t 240 -s '' $(foreach t,$(LIB_TEST_BINS),"$(t:$(LIB_T)/%=%): $(t)") \
+		-t $$(($(LIB_FUZZ_SECS) + 120)) $(call LIB_FUZZ_RUNS,$(LIB_FUZZ_SECS))
 
 # ---- export and report ------------------------------------------------------
 # dial9 export / report on traces with exactly known content (built with the
@@ -214,10 +206,11 @@ $(TOOLS_T)/mktrace: tests/tools/mktrace.c lib/include/dial9.h $(LIB_A)
 
 .PHONY: test-tools
 test-tools: $(TOOLS_T)/dial9 $(TOOLS_T)/mktrace
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		timeout 300 tests/tools/run.sh $(TOOLS_T)
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	$(RUN_TESTS) test-tools -t 120 $(foreach s,synthetic recorded inputs,\
+		"$(s): tests/tools/$(s).sh $(TOOLS_T)")
 
-# ---- the S3-compatible server of the upload tests (tests/lib/test_s3.c):
+# ---- the S3-compatible server of the upload tests (tests/lib/s3_test.h):
 # s3rver from the npm registry, pinned by tests/s3/package-lock.json -------
 S3_SERVER_STAMP := tests/s3/node_modules/.dial9-installed
 
@@ -242,8 +235,9 @@ $(FLEET_STAMP): tests/fleet/package.json tests/fleet/package-lock.json
 	touch $@
 
 test-fleet: $(TOOLS_T)/dial9 s3-server fleet-deps
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		timeout 600 tests/fleet/run.sh $(TOOLS_T)/dial9 $(BUILD)/tests/fleet
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	$(RUN_TESTS) test-fleet -t 600 \
+		"fleet: tests/fleet/run.sh $(TOOLS_T)/dial9 $(BUILD)/tests/fleet"
 
 # ---- fuzzing (clang libFuzzer) ----------------------------------------------
 FUZZ_B := $(BUILD)/fuzz
@@ -279,14 +273,8 @@ $(FUZZ_CLI_BINS): $(FUZZ_B)/fuzz_cli_%: tests/fuzz/fuzz_cli_%.c \
 		-o $@ $< $(FUZZ_CLI_OBJS) $(TOOL_GEN) $(LIB_LDLIBS)
 
 fuzz: fuzz-build
-	@for f in $(FUZZ_BINS); do \
-		mkdir -p $(FUZZ_B)/corpus/$$(basename $$f); \
-		echo "--- $$f ($(FUZZ_SECS) s)"; \
-		$$f -max_total_time=$(FUZZ_SECS) -timeout=10 -rss_limit_mb=1024 \
-			-print_final_stats=1 $(FUZZ_B)/corpus/$$(basename $$f) \
-			$$(ls -d tests/fuzz/seeds/$$(basename $$f) 2>/dev/null) \
-			|| exit 1; \
-	done
+	@$(RUN_TESTS) fuzz -s '' -t $$(($(FUZZ_SECS) + 120)) \
+		$(call LIB_FUZZ_RUNS,$(FUZZ_SECS))
 
 # ---- benchmark ---------------------------------------------------------------
 # One table (bench/bench-table.sh) of every figure as a ratio to its
@@ -349,9 +337,9 @@ $(BENCH_B)/dial9-idle: bench/idle.c $(LIB_A) lib/include/dial9.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) -pthread -o $@ $< $(LIB_A) $(LIB_LDLIBS)
 
-$(BENCH_B)/dial9-e2e: bench/e2e.c $(LIB_A) lib/include/dial9.h
+$(BENCH_B)/dial9-e2e: bench/e2e.c $(LIB_A) lib/include/dial9.h tests/lib/proc.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BENCH_CFLAGS) -o $@ $< $(LIB_A) $(LIB_LDLIBS)
+	$(CC) $(BENCH_CFLAGS) -Itests/lib -o $@ $< $(LIB_A) $(LIB_LDLIBS)
 
 $(BENCH_B)/record_bench: bench/record_bench.c bench/bench_time.h $(LIB_A) \
 		lib/include/dial9.h

@@ -1,19 +1,33 @@
 /* SPDX-License-Identifier: MIT */
-/* helpers.h - reading back what a recorder wrote, for the tests. */
+/*
+ * helpers.h - what the library's tests (tests/lib/test_*.c) share: temp
+ * directories, the dial9 command and shell commands, waiting for the
+ * recorder's statistics, reading back what a recorder wrote; this
+ * process's threads in proc.h.  One copy each.  Included after
+ * <cmocka.h>, whose assertions some of them make.
+ */
 #ifndef DIAL9_TEST_HELPERS_H
 #define DIAL9_TEST_HELPERS_H
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "dial9.h"
+#include "proc.h"
+
+#ifndef cmocka_unit_test
+#error "include <cmocka.h> before helpers.h"
+#endif
 
 /* A fresh empty directory under /tmp; the caller frees the string. */
 static inline char *test_tmpdir(const char *tag)
@@ -36,6 +50,58 @@ static inline void test_rm_rf(const char *path)
 	if (system(cmd))
 		(void)0;
 	free(cmd);
+}
+
+/* The dial9 command under test: DIAL9_TEST_TOOL (make test-lib sets it),
+ * else the tree's build. */
+static inline const char *test_tool(void)
+{
+	const char *t = getenv("DIAL9_TEST_TOOL");
+
+	return t ? t : "build/tools/dial9";
+}
+
+/* Run a shell command (printf-style); its exit status, -1 if it died. */
+static inline int test_sh(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static inline int test_sh(const char *fmt, ...)
+{
+	char *cmd;
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	if (vasprintf(&cmd, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	st = system(cmd);
+	free(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The whole of a file, its length in *len; NULL if it cannot be opened. */
+static inline uint8_t *test_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	size_t cap = 0, n = 0, r;
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	do {
+		if (cap - n < 65536) {
+			cap = cap ? cap * 2 : 65536;
+			buf = realloc(buf, cap);
+			if (!buf)
+				abort();
+		}
+		r = fread(buf + n, 1, cap - n, f);
+		n += r;
+	} while (r);
+	fclose(f);
+	*len = n;
+	return buf;
 }
 
 static inline int ends_with(const char *s, const char *suf)
@@ -113,9 +179,11 @@ struct test_counts {
 
 typedef void (*test_visit_fn)(const struct dial9_record *r, void *arg);
 
-/* Decode one file, calling fn for every event; counts into *c. */
-static inline int test_decode_file(const char *path, struct test_counts *c,
-				   test_visit_fn fn, void *arg)
+/* Decode one file, calling fn for every record of every kind; the
+ * decoder's result at the end (0 or an error), -errno if the file
+ * cannot be opened. */
+static inline int test_each_record(const char *path, test_visit_fn fn,
+				   void *arg)
 {
 	int fd = open(path, O_RDONLY);
 	struct stat st;
@@ -133,26 +201,53 @@ static inline int test_decode_file(const char *path, struct test_counts *c,
 	close(fd);
 	if (dial9_decoder_new(&d, map, (size_t)st.st_size))
 		abort();
-	while ((ret = dial9_decoder_next(d, &r)) == 1) {
-		if (r.kind == DIAL9_RECORD_STREAM)
-			c->streams++;
-		if (r.kind == DIAL9_RECORD_BATCH_END)
-			c->batches++;
-		if (r.kind != DIAL9_RECORD_EVENT)
-			continue;
-		c->events++;
-		if (strncmp(r.schema->name, "dial9.", 6))
-			c->user++;
-		if (!strcmp(r.schema->name, "dial9.lost"))
-			c->lost += dial9_record_field(&r, "events")->u64;
-		if (fn)
-			fn(&r, arg);
-	}
-	if (ret)
-		c->err = ret;
+	while ((ret = dial9_decoder_next(d, &r)) == 1)
+		fn(&r, arg);
 	dial9_decoder_free(d);
 	if (map)
 		munmap(map, (size_t)st.st_size);
+	return ret;
+}
+
+struct test_count_visit {
+	struct test_counts *c;
+	test_visit_fn fn;
+	void *arg;
+};
+
+static inline void test_count_record(const struct dial9_record *r, void *arg)
+{
+	struct test_count_visit *v = arg;
+	struct test_counts *c = v->c;
+
+	if (r->kind == DIAL9_RECORD_STREAM)
+		c->streams++;
+	if (r->kind == DIAL9_RECORD_BATCH_END)
+		c->batches++;
+	if (r->kind != DIAL9_RECORD_EVENT)
+		return;
+	c->events++;
+	if (strncmp(r->schema->name, "dial9.", 6))
+		c->user++;
+	if (!strcmp(r->schema->name, "dial9.lost"))
+		c->lost += dial9_record_field(r, "events")->u64;
+	if (v->fn)
+		v->fn(r, v->arg);
+}
+
+/* Decode one file, calling fn for every event; counts into *c. */
+static inline int test_decode_file(const char *path, struct test_counts *c,
+				   test_visit_fn fn, void *arg)
+{
+	struct test_count_visit v = { c, fn, arg };
+	int ret;
+
+	/* a file that cannot be read is not a decoder error (c->err) */
+	if (access(path, R_OK))
+		return -errno;
+	ret = test_each_record(path, test_count_record, &v);
+	if (ret)
+		c->err = ret;
 	return ret;
 }
 
@@ -165,6 +260,41 @@ static inline void test_decode_dir(const char *dir, struct test_counts *c,
 	for (size_t i = 0; v[i]; i++)
 		test_decode_file(v[i], c, fn, arg);
 	test_free_list(v);
+}
+
+/* Wait until cond holds of the recorder's statistics: 60 s at most, a
+ * hang and not a timing check; fails the test then, naming what. */
+static inline void test_wait_stats(bool (*cond)(const struct dial9_stats *),
+				   const char *what)
+{
+	struct dial9_stats st = { .size = sizeof(st) };
+
+	for (int i = 0; i < 6000; i++) {
+		dial9_get_stats(&st);
+		if (cond(&st))
+			return;
+		usleep(10000);
+	}
+	fail_msg("timed out waiting for %s", what);
+}
+
+/* A metadata record's value for @key, copied as a string into buf;
+ * false where r is no metadata record or has no such key. */
+static inline bool test_meta(const struct dial9_record *r, const char *key,
+			     char *buf, size_t size)
+{
+	size_t kl = strlen(key);
+
+	if (r->kind != DIAL9_RECORD_METADATA)
+		return false;
+	for (unsigned int i = 0; i < r->nkv; i++) {
+		if (r->kv[i].key_len == kl && !memcmp(r->kv[i].key, key, kl)) {
+			snprintf(buf, size, "%.*s", (int)r->kv[i].value_len,
+				 r->kv[i].value);
+			return true;
+		}
+	}
+	return false;
 }
 
 static inline int test_streq(const struct dial9_value *v, const char *s)

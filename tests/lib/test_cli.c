@@ -11,13 +11,6 @@
 
 #include "helpers.h"
 
-static const char *tool(void)
-{
-	const char *t = getenv("DIAL9_TEST_TOOL");
-
-	return t ? t : "build/tools/dial9";
-}
-
 /* Run the tool; its stdout (and stderr if merge) into a string. */
 static char *run(const char *args, int merge, int *status)
 {
@@ -27,7 +20,7 @@ static char *run(const char *args, int merge, int *status)
 	char buf[4096];
 	size_t n;
 
-	if (asprintf(&cmd, "%s %s%s", tool(), args, merge ? " 2>&1" : "") < 0)
+	if (asprintf(&cmd, "%s %s%s", test_tool(), args, merge ? " 2>&1" : "") < 0)
 		abort();
 	p = popen(cmd, "r");
 	assert_non_null(p);

@@ -21,212 +21,7 @@
 
 #include "helpers.h"
 #include "record/record.h"
-#include "pipeline/pipeline.h"
-
-#define AK "dial9test"
-#define SK "dial9secret"
-#define TOKEN "dial9-session-token"
-#define BUCKET "dial9-test"
-#define EMPTY_SHA "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-
-DIAL9_EVENT_TYPE(t_s, "s3.ev", DIAL9_FIELD(U64, seq), DIAL9_FIELD(STR, s));
-
-struct server {
-	pid_t pid;
-	int port;
-	char *dir;
-};
-
-static struct server srv;
-
-/* Start server.js; port 0 picks one (kept for a restart). */
-static void server_start(const char *extra)
-{
-	int pfd[2];
-	char line[64] = "", *cmd;
-	FILE *f;
-
-	assert_int_equal(pipe(pfd), 0);
-	if (asprintf(&cmd,
-		     /* s3rver's ListObjectsV2 continuation tokens use DES,
-		      * which OpenSSL 3 keeps in its legacy provider */
-		     "exec node --openssl-legacy-provider %s --port %d --dir '%s' --bucket " BUCKET
-		     " --access-key " AK " --secret " SK " --token " TOKEN " %s",
-		     getenv("DIAL9_TEST_S3_SERVER") ?: "tests/s3/server.js",
-		     srv.port, srv.dir, extra ? extra : "") < 0)
-		abort();
-	srv.pid = fork();
-	assert_true(srv.pid >= 0);
-	if (!srv.pid) {
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		close(pfd[1]);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	free(cmd);
-	close(pfd[1]);
-	f = fdopen(pfd[0], "r");
-	if (!fgets(line, sizeof(line), f))
-		line[0] = 0;
-	fclose(f);
-	if (strncmp(line, "ready ", 6)) {
-		kill(srv.pid, SIGKILL);
-		waitpid(srv.pid, NULL, 0);
-		fail_msg("the S3 test server did not start (make s3-server?)");
-	}
-	srv.port = atoi(line + 6);
-}
-
-static void server_stop(void)
-{
-	if (srv.pid <= 0)
-		return;
-	kill(srv.pid, SIGTERM);
-	waitpid(srv.pid, NULL, 0);
-	srv.pid = 0;
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	srv.dir = test_tmpdir("s3-objects");
-	srv.port = 0;
-	setenv("AWS_ACCESS_KEY_ID", AK, 1);
-	setenv("AWS_SECRET_ACCESS_KEY", SK, 1);
-	setenv("AWS_SESSION_TOKEN", TOKEN, 1);
-	server_start(NULL);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	server_stop();
-	test_rm_rf(srv.dir);
-	free(srv.dir);
-	return 0;
-}
-
-static char endpoint[64];
-
-static void cfg_for(struct dial9_config *c, const char *dir, const char *prefix)
-{
-	dial9_config_init(c);
-	c->trace_dir = dir;
-	c->service_name = "s3test";
-	c->sched = DIAL9_SCHED_OFF;
-	c->pipeline = DIAL9_PIPE_LZ4 | DIAL9_PIPE_S3;
-	c->s3_bucket = BUCKET;
-	c->s3_prefix = prefix;
-	c->s3_region = "eu-west-1";
-	snprintf(endpoint, sizeof(endpoint), "http://127.0.0.1:%d", srv.port);
-	c->s3_endpoint = endpoint;
-	c->retry_base_ms = 50;
-	c->retry_max_ms = 400;
-	c->shutdown_timeout_ms = 20000;
-}
-
-static uint64_t seq;
-
-static void record_segments(unsigned int nseg, unsigned int n)
-{
-	for (unsigned int s = 0; s < nseg; s++) {
-		for (unsigned int i = 0; i < n; i++, seq++)
-			DIAL9_EMIT(t_s, dial9_u64(seq), dial9_str("payload of a segment"));
-		assert_int_equal(dial9_rotate(), 0);
-	}
-}
-
-static uint8_t *slurp_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *p;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	p = malloc((size_t)n + 1);
-	*len = fread(p, 1, (size_t)n, f);
-	fclose(f);
-	return p;
-}
-
-/* ---- a small signed S3 client for the checks ---- */
-
-struct buf {
-	char *p;
-	size_t n;
-};
-
-static size_t collect(char *p, size_t size, size_t n, void *arg)
-{
-	struct buf *b = arg;
-
-	b->p = realloc(b->p, b->n + size * n + 1);
-	memcpy(b->p + b->n, p, size * n);
-	b->n += size * n;
-	b->p[b->n] = 0;
-	return size * n;
-}
-
-/* A signed GET of path?query; body and headers; returns the status. */
-static long s3_get(const char *path_query, struct buf *body, struct buf *hdrs)
-{
-	CURL *c = curl_easy_init();
-	struct curl_slist *h = NULL;
-	char url[2048];
-	long status = 0;
-
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/%s", srv.port, path_query);
-	h = curl_slist_append(h, "x-amz-content-sha256: " EMPTY_SHA);
-	h = curl_slist_append(h, "x-amz-security-token: " TOKEN);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_AWS_SIGV4, "aws:amz:eu-west-1:s3");
-	curl_easy_setopt(c, CURLOPT_USERNAME, AK);
-	curl_easy_setopt(c, CURLOPT_PASSWORD, SK);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, hdrs);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-	assert_int_equal(curl_easy_perform(c), CURLE_OK);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
-	return status;
-}
-
-/* Keys under prefix (ListObjectsV2), sorted; NULL-terminated. */
-static char **list_keys(const char *prefix, size_t *count)
-{
-	struct buf body = { 0 }, hdrs = { 0 };
-	char q[512], enc[256], **v = calloc(1, sizeof(char *));
-	size_t n = 0;
-
-	/* already encoded as SigV4 wants: curl signs the query as given */
-	assert_int_equal(d9_s3_uri_encode(prefix, false, enc, sizeof(enc)), 0);
-	snprintf(q, sizeof(q), BUCKET "?list-type=2&max-keys=1000&prefix=%s", enc);
-	assert_int_equal(s3_get(q, &body, &hdrs), 200);
-	for (char *p = body.p; p && (p = strstr(p, "<Key>"));) {
-		char *e = strstr(p, "</Key>");
-
-		assert_non_null(e);
-		v = realloc(v, (n + 2) * sizeof(char *));
-		v[n++] = strndup(p + 5, (size_t)(e - p - 5));
-		p = e;
-	}
-	v[n] = NULL;
-	qsort(v, n, sizeof(char *), cmp_str);
-	*count = n;
-	free(body.p);
-	free(hdrs.p);
-	return v;
-}
+#include "s3_test.h"
 
 /* The object at key, decompressed; its response headers in *hdrs. */
 static uint8_t *get_object(const char *key, size_t *len, struct buf *hdrs)
@@ -422,19 +217,6 @@ static void *emitter(void *arg)
 	return NULL;
 }
 
-static void wait_stats(bool (*cond)(const struct dial9_stats *), const char *what)
-{
-	struct dial9_stats st = { .size = sizeof(st) };
-
-	for (int i = 0; i < 6000; i++) { /* 60 s: a hang, not a timing check */
-		dial9_get_stats(&st);
-		if (cond(&st))
-			return;
-		usleep(10000);
-	}
-	fail_msg("timed out waiting for %s", what);
-}
-
 static bool two_done(const struct dial9_stats *st) { return st->pipe_done >= 2; }
 static bool retrying(const struct dial9_stats *st)
 {
@@ -476,12 +258,12 @@ static void outage(void **state)
 	assert_int_equal(pthread_create(&th, NULL, emitter, NULL), 0);
 	rotate_nonempty();
 	rotate_nonempty();
-	wait_stats(two_done, "two uploads");
+	test_wait_stats(two_done, "two uploads");
 
 	server_stop();
 	for (int i = 0; i < 4; i++)
 		rotate_nonempty();
-	wait_stats(retrying, "retries and an open circuit breaker");
+	test_wait_stats(retrying, "retries and an open circuit breaker");
 	/* what waits for upload, as sealed, to compare with what arrives */
 	boot = test_boot_dir(dir);
 	assert_int_equal(system("true"), 0);
@@ -499,7 +281,7 @@ static void outage(void **state)
 
 	server_start(NULL); /* the same port and objects */
 	assert_int_equal(dial9_rotate(), 0);
-	wait_stats(all_done, "every segment uploaded");
+	test_wait_stats(all_done, "every segment uploaded");
 	atomic_store(&emitting, false);
 	pthread_join(th, NULL);
 	assert_int_equal(dial9_stop(), 0);
@@ -604,18 +386,6 @@ static void forbidden_is_terminal(void **state)
 		test_rm_rf(dir);
 		free(dir);
 	}
-}
-
-/* The body of an object as it is stored. */
-static char *get_raw(const char *key, struct buf *hdrs)
-{
-	struct buf body = { 0 };
-	char path[2100], enc[2048];
-
-	assert_int_equal(d9_s3_uri_encode(key, true, enc, sizeof(enc)), 0);
-	snprintf(path, sizeof(path), BUCKET "/%s", enc);
-	assert_int_equal(s3_get(path, &body, hdrs), 200);
-	return body.p;
 }
 
 /*
@@ -738,228 +508,6 @@ static void memory_round_trip(void **state)
 	free(base);
 }
 
-/* ---- dial9 ls / dial9 fetch ---- */
-
-static const char *tool(void)
-{
-	const char *t = getenv("DIAL9_TEST_TOOL");
-
-	return t ? t : "build/tools/dial9";
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char *cmd;
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	if (vasprintf(&cmd, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	st = system(cmd);
-	free(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* A signed PUT of body at key. */
-static void put_object(const char *key, const char *body)
-{
-	CURL *c = curl_easy_init();
-	struct curl_slist *h = NULL;
-	char url[2048], enc[1500], sha[65], hdr[128];
-	long status = 0;
-
-	assert_int_equal(d9_s3_uri_encode(key, true, enc, sizeof(enc)), 0);
-	assert_int_equal(d9_sha256_hex(body, strlen(body), sha), 0);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/" BUCKET "/%s", srv.port, enc);
-	snprintf(hdr, sizeof(hdr), "x-amz-content-sha256: %s", sha);
-	h = curl_slist_append(h, hdr);
-	h = curl_slist_append(h, "x-amz-security-token: " TOKEN);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_AWS_SIGV4, "aws:amz:eu-west-1:s3");
-	curl_easy_setopt(c, CURLOPT_USERNAME, AK);
-	curl_easy_setopt(c, CURLOPT_PASSWORD, SK);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-	{
-		struct buf b = { 0 };
-
-		curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-		assert_int_equal(curl_easy_perform(c), CURLE_OK);
-		free(b.p);
-	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	assert_int_equal(status, 200);
-	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
-}
-
-/* The keys (last column) dial9 ls printed into file, in order. */
-static char **ls_keys(const char *file, size_t *n)
-{
-	FILE *f = fopen(file, "r");
-	char line[2048], **v = calloc(1, sizeof(char *));
-
-	*n = 0;
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		char *k = strrchr(line, ' ');
-
-		assert_non_null(k);
-		k[strcspn(k, "\n")] = 0;
-		v = realloc(v, (*n + 2) * sizeof(char *));
-		v[(*n)++] = strdup(k + 1);
-	}
-	v[*n] = NULL;
-	fclose(f);
-	return v;
-}
-
-static size_t ls_count(const char *out, const char *args)
-{
-	size_t n;
-	char **v;
-
-	assert_int_equal(sh("%s ls s3://" BUCKET "/cli --endpoint http://127.0.0.1:%d "
-			    "--region eu-west-1 --page-size 2 %s > '%s'",
-			    tool(), srv.port, args, out), 0);
-	v = ls_keys(out, &n);
-	test_free_list(v);
-	return n;
-}
-
-/*
- * dial9 ls and dial9 fetch on real uploads (two services) and crafted
- * objects (another host, an old date, a key that is not a segment),
- * listed two keys per page so that continuation tokens are followed.
- */
-static void cli_ls_fetch(void **state)
-{
-	char *dir = test_tmpdir("s3-cli"), *out, *err, *dl, host[256];
-	struct dial9_config c;
-	struct dial9_stats st = { .size = sizeof(st) };
-	uint64_t before;
-	size_t n, nall;
-	char **keys, **all;
-
-	(void)state;
-	if (asprintf(&out, "%s/ls.txt", dir) < 0 || asprintf(&err, "%s/err.txt", dir) < 0 ||
-	    asprintf(&dl, "%s/fetched", dir) < 0)
-		abort();
-	gethostname(host, sizeof(host));
-	cfg_for(&c, dir, "cli");
-	c.service_name = "svc-a";
-	assert_int_equal(dial9_start(&c), 0);
-	record_segments(3, 300);
-	assert_int_equal(dial9_stop(), 0);
-	c.service_name = "svc/b"; /* Hive-escaped in keys: svc%2Fb */
-	assert_int_equal(dial9_start(&c), 0);
-	before = seq;
-	record_segments(2, 300);
-	assert_int_equal(dial9_stop(), 0);
-	dial9_get_stats(&st);
-	assert_int_equal(st.pipe_done, 2);
-	put_object("cli/version=1/date=2020-01-01/service=svc-a/time=0000/"
-		   "instance=other-host/boot=abcd-1/1577836800-1.bin.lz4", "old segment");
-	put_object("cli/version=1/notes.txt", "not a segment");
-	put_object("cli/dumps/01ABC.json", "{}");
-
-	all = list_keys("cli/version=1/", &nall);
-	assert_int_equal(nall, 7);
-	/* everything that is a segment, in key order, each line once */
-	assert_int_equal(sh("%s ls s3://" BUCKET "/cli --endpoint http://127.0.0.1:%d "
-			    "--region eu-west-1 --page-size 2 > '%s'", tool(),
-			    srv.port, out), 0);
-	keys = ls_keys(out, &n);
-	assert_int_equal(n, 6);
-	for (size_t i = 0, k = 0; all[i]; i++) {
-		if (ends_with(all[i], "notes.txt"))
-			continue;
-		assert_string_equal(keys[k++], all[i]);
-	}
-	test_free_list(keys);
-	/* the partition keys */
-	assert_int_equal(ls_count(out, "--service svc-a"), 4);
-	assert_int_equal(ls_count(out, "--service svc/b"), 2);
-	assert_int_equal(ls_count(out, "--service svc-a --host other-host"), 1);
-	{
-		char args[400];
-
-		snprintf(args, sizeof(args), "--host '%s'", host);
-		assert_int_equal(ls_count(out, args), 5);
-	}
-	assert_int_equal(ls_count(out, "--since 2021-01-01"), 5);
-	assert_int_equal(ls_count(out, "--since 2019-12-31T23:59"), 6);
-	assert_int_equal(ls_count(out, "--since 1h"), 5);
-	assert_int_equal(ls_count(out, "--since yesterday"), 5);
-	assert_int_equal(ls_count(out, "--until 2021-01-01"), 1);
-	assert_int_equal(ls_count(out, "--since 2019-12-31 --until today"), 1);
-	assert_int_equal(ls_count(out, "--service nobody"), 0);
-	/* the environment instead of options; the prefix's default */
-	assert_int_equal(sh("DIAL9_S3_ENDPOINT=http://127.0.0.1:%d %s ls s3://" BUCKET
-			    " > '%s'", srv.port, tool(), out), 0);
-	keys = ls_keys(out, &n);
-	test_free_list(keys);
-	assert_int_equal(n, 0); /* nothing under dial9-traces/ */
-
-	/* fetch: the same selection, byte for byte, readable by dial9 */
-	assert_int_equal(sh("%s fetch s3://" BUCKET "/cli --endpoint http://127.0.0.1:%d "
-			    "--page-size 2 --service svc/b -o '%s' 2> '%s'",
-			    tool(), srv.port, dl, err), 0);
-	keys = list_keys("cli/version=1/", &n);
-	{
-		size_t got = 0;
-
-		for (size_t i = 0; keys[i]; i++) {
-			char path[2200], *obj;
-			struct buf h = { 0 };
-			size_t len;
-			uint8_t *local;
-
-			if (!strstr(keys[i], "service=svc%2Fb/"))
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", dl, keys[i] + 4);
-			obj = get_raw(keys[i], &h);
-			local = slurp_file(path, &len);
-			assert_non_null(local);
-			assert_int_equal(len, h.p ? strtoull(strcasestr(h.p, "content-length:") + 15,
-							    NULL, 10) : 0);
-			assert_memory_equal(local, obj, len);
-			free(local);
-			free(obj);
-			free(h.p);
-			got++;
-		}
-		assert_int_equal(got, 2);
-	}
-	test_free_list(keys);
-	assert_int_equal(sh("grep -q '2 segments' '%s'", err), 0);
-	assert_int_equal(sh("test $(%s dump '%s' | grep -c '\"s3.ev\"') -eq %llu", tool(),
-			    dl, (unsigned long long)(seq - before)), 0);
-	/* again: nothing new to fetch */
-	assert_int_equal(sh("%s fetch s3://" BUCKET "/cli --endpoint http://127.0.0.1:%d "
-			    "--service svc/b -o '%s' 2> '%s'", tool(), srv.port, dl, err), 0);
-	assert_int_equal(sh("grep -q '0 segments.*2 already there' '%s'", err), 0);
-	/* a wrong secret: the server's refusal, exit status 1 */
-	assert_int_equal(sh("AWS_SECRET_ACCESS_KEY=wrong %s ls s3://" BUCKET "/cli "
-			    "--endpoint http://127.0.0.1:%d 2> '%s' > /dev/null",
-			    tool(), srv.port, err), 1);
-	assert_int_equal(sh("grep -q 'HTTP 403 SignatureDoesNotMatch' '%s'", err), 0);
-	assert_int_equal(sh("%s ls s3://" BUCKET " --since someday 2> /dev/null", tool()), 2);
-	assert_int_equal(sh("%s ls s3://" BUCKET " --until soon 2> /dev/null", tool()), 2);
-	assert_int_equal(sh("%s fetch s3://" BUCKET " 2> /dev/null", tool()), 2);
-	test_free_list(all);
-	test_rm_rf(dir);
-	free(dir);
-	free(out);
-	free(err);
-	free(dl);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -969,7 +517,6 @@ int main(void)
 		cmocka_unit_test(forbidden_is_terminal),
 		cmocka_unit_test(trigger_manifest),
 		cmocka_unit_test(memory_round_trip),
-		cmocka_unit_test(cli_ls_fetch),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

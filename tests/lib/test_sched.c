@@ -10,7 +10,6 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <dirent.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -81,36 +80,19 @@ static void visit(const struct dial9_record *r, void *arg)
 	}
 }
 
+static void meta_visit(const struct dial9_record *r, void *arg)
+{
+	struct seen *s = arg;
+
+	test_meta(r, "sched_backend", s->backend, sizeof(s->backend));
+	test_meta(r, "sched_note", s->note, sizeof(s->note));
+}
+
 /* The segment metadata names the backend. */
 static void read_meta(const char *path, struct seen *s)
 {
-	struct dial9_decoder *d;
-	struct dial9_record r;
-	struct stat st;
-	void *map;
-	int fd = open(path, O_RDONLY);
-
-	assert_true(fd >= 0);
-	fstat(fd, &st);
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	assert_int_equal(dial9_decoder_new(&d, map, (size_t)st.st_size), 0);
-	while (dial9_decoder_next(d, &r) == 1) {
-		if (r.kind != DIAL9_RECORD_METADATA)
-			continue;
-		for (unsigned int i = 0; i < r.nkv; i++) {
-			if (r.kv[i].key_len == 13 &&
-			    !memcmp(r.kv[i].key, "sched_backend", 13))
-				snprintf(s->backend, sizeof(s->backend), "%.*s",
-					 (int)r.kv[i].value_len, r.kv[i].value);
-			if (r.kv[i].key_len == 10 &&
-			    !memcmp(r.kv[i].key, "sched_note", 10))
-				snprintf(s->note, sizeof(s->note), "%.*s",
-					 (int)r.kv[i].value_len, r.kv[i].value);
-		}
-	}
-	dial9_decoder_free(d);
-	munmap(map, (size_t)st.st_size);
+	assert_int_equal(access(path, R_OK), 0);
+	test_each_record(path, meta_visit, s);
 }
 
 /* Wake-ups need tracefs; mount it where we may (root, as in CI). */
@@ -219,39 +201,14 @@ struct contention {
 	uint64_t delay_end;
 };
 
-static void pin0(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 static void *hog(void *arg)
 {
 	struct contention *c = arg;
 
-	pin0();
+	test_pin0();
 	while (!c->stop)
 		;
 	return NULL;
-}
-
-static uint64_t run_delay(pid_t tid)
-{
-	unsigned long long a = 0, b = 0;
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%llu %llu", &a, &b) != 2)
-			b = 0;
-		fclose(f);
-	}
-	return b;
 }
 
 static void *busy(void *arg)
@@ -259,14 +216,14 @@ static void *busy(void *arg)
 	struct contention *c = arg;
 	struct timespec t0, t1;
 
-	pin0();
+	test_pin0();
 	c->worker = (pid_t)syscall(SYS_gettid);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 	while ((t1.tv_sec - t0.tv_sec) * 1000000000ll +
 	       (t1.tv_nsec - t0.tv_nsec) < 400000000ll);
-	c->delay_end = run_delay(c->worker);
+	c->delay_end = test_run_delay(c->worker);
 	return NULL;
 }
 
@@ -355,12 +312,12 @@ static void *sleeper(void *arg)
 	struct napper *n = arg;
 	struct timespec ts = { 0, 1000000 };
 
-	pin0();
+	test_pin0();
 	pthread_setname_np(pthread_self(), "sleeper");
 	n->sleeper = (pid_t)syscall(SYS_gettid);
 	for (int i = 0; i < NAPS; i++)
 		nanosleep(&ts, NULL);
-	n->run_delay = run_delay(n->sleeper);
+	n->run_delay = test_run_delay(n->sleeper);
 	return NULL;
 }
 
@@ -399,14 +356,13 @@ static void *forker(void *arg)
 /* `dial9 sched --json --tid TID DIR`: the one thread's figures. */
 static char *sched_json(const char *dir, pid_t tid)
 {
-	const char *tool = getenv("DIAL9_TEST_TOOL");
 	static char out[8192];
 	char cmd[4096];
 	size_t n;
 	FILE *f;
 
 	snprintf(cmd, sizeof(cmd), "%s sched --json --tid %d %s",
-		 tool ? tool : "build/tools/dial9", (int)tid, dir);
+		 test_tool(), (int)tid, dir);
 	f = popen(cmd, "r");
 	assert_non_null(f);
 	n = fread(out, 1, sizeof(out) - 1, f);
@@ -516,33 +472,6 @@ static void reserved_opts_refused(void **state)
 	}
 }
 
-/* The scheduling policy of this process's thread named @name, or -1. */
-static int policy_of(const char *name)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int policy = -1;
-
-	assert_non_null(d);
-	while (policy < 0 && (e = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) &&
-		    !strncmp(comm, name, strlen(name)))
-			policy = sched_getscheduler(atoi(e->d_name));
-		fclose(f);
-	}
-	closedir(d);
-	return policy;
-}
-
 /* Whether this process may make a thread SCHED_FIFO 1. */
 static void *nothing(void *arg)
 {
@@ -584,8 +513,15 @@ static int open_reader(void)
 	if (strcmp(dial9_ksched_backend(k), "perf"))
 		goto out;
 	/* the thread names itself first thing */
-	for (int i = 0; i < 200 && (policy = policy_of("dial9-kread")) < 0; i++)
+	assert_int_equal(access("/proc/self/task", R_OK), 0);
+	for (int i = 0; i < 200; i++) {
+		pid_t tid = test_thread_tid("dial9-kread");
+
+		policy = tid ? sched_getscheduler(tid) : -1;
+		if (policy >= 0)
+			break;
 		usleep(5000);
+	}
 	if (dial9_ksched_reader_prio(k) == 1 && policy == SCHED_FIFO)
 		ret = 1;
 	else if (!dial9_ksched_reader_prio(k) && policy == SCHED_OTHER &&

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <dial9.h>
+#include "proc.h"
 #include "kselftest_harness.h"
 
 #define CYCLES 30
@@ -41,31 +42,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void pin0(void)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(0, &s);
-	sched_setaffinity(0, sizeof(s), &s);
-}
-
-static uint64_t run_delay(pid_t tid)
-{
-	unsigned long long a = 0, b = 0;
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%llu %llu", &a, &b) != 2)
-			b = 0;
-		fclose(f);
-	}
-	return b;
-}
-
 static void spin(uint64_t ns)
 {
 	struct timespec a, b;
@@ -81,7 +57,7 @@ static void *hog(void *arg)
 {
 	struct run *r = arg;
 
-	pin0();
+	test_pin0();
 	pthread_setname_np(pthread_self(), "hog");
 	while (!r->stop)
 		;
@@ -94,13 +70,13 @@ static void *worker(void *arg)
 	struct run *r = arg;
 	struct timespec ms = { 0, 1000000 };
 
-	pin0();
+	test_pin0();
 	/* A low weight makes the worker, not the hog, wait the longest. */
 	setpriority(PRIO_PROCESS, 0, 5);
 	pthread_setname_np(pthread_self(), "worker");
 	r->worker = (pid_t)syscall(SYS_gettid);
 	r->t0a = now_ns();
-	r->delay0 = run_delay(r->worker);
+	r->delay0 = test_run_delay(r->worker);
 	r->t0b = now_ns();
 	for (int i = 0; i < CYCLES; i++) {
 		r->span_begin[i] = now_ns();
@@ -111,7 +87,7 @@ static void *worker(void *arg)
 		r->span_end[i] = now_ns();
 	}
 	r->t1a = now_ns();
-	r->delay1 = run_delay(r->worker);
+	r->delay1 = test_run_delay(r->worker);
 	r->t1b = now_ns();
 	return NULL;
 }

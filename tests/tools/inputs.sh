@@ -1,21 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# inputs.sh DIR - hostile inputs to the dial9 command (make test-tools,
-# from run.sh): symbolic link loops in a trace directory, a FIFO named as
-# a trace, an LZ4 bomb, names and strings that are not valid UTF-8.
+# inputs.sh DIR - hostile inputs to the dial9 command (make test-tools):
+# symbolic link loops in a trace directory, a FIFO named as a trace, an
+# LZ4 bomb, names and strings that are not valid UTF-8.
 # DIR holds dial9 (under ASan+UBSan) and mktrace.
 set -eu
-B=$1
-D9=$B/dial9
+. tests/tools/lib.sh
 T=$B/inputs
-fail=0
-
-nbad=0
-mark=0
-step() { echo "--- $*"; mark=$nbad; }
-bad() { echo "FAILED: $*"; fail=1; nbad=$((nbad + 1)); }
-# "ok ..." only when the step has had no failure so far
-ok() { if [ "$nbad" = "$mark" ]; then echo "ok     $*"; fi; }
 
 rm -rf "$T"
 mkdir -p "$T/loop1" "$T/loop10" "$T/utf8"
@@ -148,5 +139,4 @@ for d in empty clock; do
 done
 ok "empty and extreme traces"
 
-[ "$fail" = 0 ] && echo "inputs: all passed"
-exit $fail
+finish inputs

@@ -62,6 +62,8 @@ done
 cp tests/vm/init "$root/init"
 chmod +x "$root/init"
 cp build/tests/vm/exit "$root/bin/exit-vm"
+cp tests/run-tests.sh "$root/bin/run-tests"
+cp tests/vm/tasks.sh "$root/bin/vm-tasks"
 cp "$module" "$root/dial9.ko"
 echo "root:x:0:0:root:/:/bin/sh" >"$root/etc/passwd"
 echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$root/etc/passwd"
@@ -147,7 +149,8 @@ if sed -n '/DIAL9-VM: dmesg begin/,/DIAL9-VM: dmesg end/p' "$log" |
 	echo "vm: kernel splat in the guest log"
 	fail=1
 fi
-grep -qE '^not ok|DIAL9-VM: FAIL' "$log" && fail=1
+# The guest's runner (tests/run-tests.sh) says FAIL for a test that failed.
+grep -qE '^not ok|^FAIL ' "$log" && fail=1
 # The guest's own lines again, below its kernel log, so that the end of
 # the output (all a CI summary may keep) says what failed.
 if [ $fail -ne 0 ]; then
@@ -155,7 +158,11 @@ if [ $fail -ne 0 ]; then
 	sed '/DIAL9-VM: dmesg begin/,/DIAL9-VM: dmesg end/d' "$log" |
 		grep -v '^\[ *[0-9.]*\]' | tr -d '\r' | tail -n 60 | sed 's/^/vm:   /'
 	echo "vm: what failed:"
-	grep -E '^not ok|DIAL9-VM: (FAIL|insmod failed|kernel splat)' "$log" | tr -d '\r'
+	grep -E '^not ok|^FAIL |DIAL9-VM: (insmod failed|kernel splat)' "$log" | tr -d '\r'
 fi
-[ -n "$demo" ] || echo "vm: $(grep -cE '^ok ' "$log") tests ok, $(grep -cE '^not ok' "$log") not ok"
+# The TAP lines of every test (numbered), then the guest runner's summary.
+if [ -z "$demo" ]; then
+	echo "vm: $(grep -cE '^ok [0-9]' "$log") checks ok, $(grep -cE '^not ok' "$log") not ok"
+	echo "vm: $(grep -E '^guest: [0-9]+ passed' "$log" | tr -d '\r' || echo 'guest: no summary')"
+fi
 exit $fail

@@ -1,15 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# run.sh DIR - dial9 export and dial9 report, end to end (make test-tools).
+# synthetic.sh DIR - dial9 export, report, sched and info on traces of
+# exactly known content (mktrace), and on corrupt ones (make test-tools).
 # DIR holds dial9 (the tool under ASan+UBSan) and mktrace; outputs,
 # screenshots included, stay there.
 set -eu
-B=$1
-D9=$B/dial9
-fail=0
-
-step() { echo "--- $*"; }
-bad() { echo "FAILED: $*"; fail=1; }
+. tests/tools/lib.sh
 
 step "dial9 --version: the VERSION file's"
 ver=$(cat VERSION)
@@ -19,8 +15,8 @@ case $v in
 *) bad "dial9 --version says '$v', VERSION says $ver" ;;
 esac
 
-rm -rf "$B/synth" "$B/rec" "$B/corrupt"
-mkdir -p "$B/synth" "$B/rec" "$B/corrupt"
+rm -rf "$B/synth" "$B/corrupt"
+mkdir -p "$B/synth" "$B/corrupt"
 
 step "synthetic trace: export --perfetto"
 "$B/mktrace" synth "$B/synth"
@@ -73,7 +69,7 @@ grep -q '^culprits of 501 (?), during 0.040 ms of its waits:$' "$B/sched/culprit
 grep -q '^delays of 0.005 ms or more: 3$' "$B/sched/explain.txt" &&
 	grep -q '^  502 (?): 0.005 ms from 1000.000065 s on CPU 0, woken by ? (601/601)$' "$B/sched/explain.txt" ||
 	bad "sched --explain: text"
-echo "ok     sched and info text, export across a loss, culprits"
+ok "sched and info text, export across a loss, culprits"
 
 step "corrupt input: message with file and offset, exit 1, no output"
 # a stream header, then an event of a type no schema declared
@@ -100,42 +96,4 @@ for cmd in "export --perfetto" "report --html"; do
 	done
 done
 
-step "recorded trace (perf backend): export and report"
-rc=0
-"$B/mktrace" record "$B/rec" > /dev/null || rc=$?
-if [ "$rc" = 77 ]; then
-	echo "SKIP: perf events are not permitted here"
-elif [ "$rc" != 0 ]; then
-	bad "mktrace record: exit $rc"
-else
-	"$D9" export --perfetto "$B/rec" -o "$B/rec.json"
-	node tests/tools/check_export.js record "$B/rec.json" || bad "export (recorded)"
-	"$D9" report --html "$B/rec" -o "$B/report-recorded.html"
-	node tests/tools/report_browser.js "$B/report-recorded.html" \
-		"$B/report-recorded.png" '{"threads":["ping","pong"]}' ||
-		bad "report (recorded)"
-	# Wall clock beside trace time: every line, against this host's
-	# clock (the trace was just made), and in step with ts.
-	"$D9" dump --sorted "$B/rec" > "$B/rec.jsonl"
-	node -e '
-const ev = require("fs").readFileSync(process.argv[1], "utf8").trim()
-	.split("\n").map((l) => JSON.parse(l));
-const bad = ev.filter((e) => !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(e.utc || ""));
-if (!ev.length || bad.length) throw new Error(`${bad.length} of ${ev.length} lines without utc`);
-const ms = (e) => Date.parse(e.utc);
-const a = ev[0], z = ev[ev.length - 1];
-if (Math.abs(ms(z) - Date.now()) > 600e3) throw new Error(`last utc ${z.utc}, now ${new Date().toISOString()}`);
-const drift = Math.abs((ms(z) - ms(a)) - (z.ts - a.ts) / 1e6);
-if (drift > 1) throw new Error(`utc and ts apart by ${drift} ms over the trace`);
-console.log(`dump: ${ev.length} lines with utc, ${a.utc} to ${z.utc}`);
-const od = JSON.parse(require("fs").readFileSync(process.argv[2], "utf8")).otherData;
-if (od.first_event_ts_ns !== a.ts || od.first_event_utc !== a.utc)
-	throw new Error(`export: first event ${od.first_event_ts_ns} ${od.first_event_utc}, dump ${a.ts} ${a.utc}`);
-' "$B/rec.jsonl" "$B/rec.json" || bad "dump and export: wall clock"
-fi
-
-step "hostile inputs (tests/tools/inputs.sh)"
-tests/tools/inputs.sh "$B" || bad "hostile inputs"
-
-[ "$fail" = 0 ] && echo "test-tools: all passed"
-exit $fail
+finish synthetic

@@ -1,0 +1,110 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# run-tests.sh SUITE [OPTION | TEST]... - the one way every dial9 suite
+# runs its tests: on the host from the Makefile, and in the test VM
+# (busybox sh, tests/vm/init) for the module tests.
+#
+# Each TEST is one argument, a shell command line run by sh -c under
+# timeout(1); "NAME: COMMAND" names it, else its name is the basename of
+# its first word.  Options apply to the tests after them:
+#   -t SECS    the timeout of each test (default 300; 0: none)
+#   -s CODES   the exit codes that mean "skipped" (default "4 77":
+#              kselftest's KSFT_SKIP and automake's); -s '' for programs
+#              whose exit code counts failures (cmocka) or for which 77
+#              is a failure (libFuzzer's crash)
+#   -f CMD     run CMD (sh -c) after a test that failed, e.g. to show the
+#              state it left
+# A test's output goes to this output as it comes, between "--- NAME"
+# and one line "ok NAME (S s)", "FAIL NAME (S s[, timed out | exit N])"
+# or "SKIP NAME (S s)".  Last, one line
+#   SUITE: N passed, N failed, N skipped
+# and the exit status: 0 if none failed, else 1 (2: a usage error).
+# A test that timed out failed: GNU timeout exits 124, busybox's with the
+# signal's status (143), so a status of 124, 137 or 143 after the whole
+# timeout has passed is a timeout.
+set -u
+
+usage() {
+	echo "usage: run-tests.sh SUITE [-t SECS] [-s CODES] [-f CMD] TEST..." >&2
+	exit 2
+}
+
+# Seconds since boot, to the hundredth (/proc/uptime: host and guest).
+now() { cut -d' ' -f1 /proc/uptime; }
+
+[ $# -ge 1 ] || usage
+suite=$1
+shift
+case $suite in
+"" | -* | *[!A-Za-z0-9._-]*) usage ;;
+esac
+
+secs=300 skips="4 77" onfail=
+passed=0 failed=0 skipped=0 failures=
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	-t | -s | -f)
+		[ $# -ge 2 ] || usage
+		case $1 in
+		-t) secs=$2 ;;
+		-s) skips=$2 ;;
+		-f) onfail=$2 ;;
+		esac
+		shift 2
+		continue
+		;;
+	esac
+	spec=$1
+	shift
+	first=${spec%%[ 	]*}
+	case $first in
+	?*:)
+		name=${first%:}
+		cmd=${spec#"$first"}
+		;;
+	*)
+		name=${first##*/}
+		cmd=$spec
+		;;
+	esac
+	echo "--- $name"
+	t0=$(now)
+	if [ "$secs" = 0 ]; then
+		sh -c "$cmd"
+	else
+		timeout -k 10 "$secs" sh -c "$cmd"
+	fi
+	rc=$?
+	el=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
+	verdict=FAIL why=", exit $rc"
+	if [ $rc -eq 0 ]; then
+		verdict=ok why=
+	else
+		for c in $skips; do
+			[ "$rc" = "$c" ] && verdict=SKIP why=
+		done
+		case $rc in
+		124 | 137 | 143)
+			if [ "$secs" != 0 ] && awk -v e="$el" -v s="$secs" \
+				'BEGIN { exit !(e >= s) }'; then
+				verdict=FAIL why=", timed out after $secs s"
+			fi
+			;;
+		esac
+	fi
+	echo "$verdict $name ($el s$why)"
+	case $verdict in
+	ok) passed=$((passed + 1)) ;;
+	SKIP) skipped=$((skipped + 1)) ;;
+	FAIL)
+		failed=$((failed + 1))
+		failures="$failures $name"
+		[ -z "$onfail" ] || sh -c "$onfail"
+		;;
+	esac
+done
+
+[ -z "$failures" ] || echo "$suite: failed:$failures"
+echo "$suite: $passed passed, $failed failed, $skipped skipped"
+[ $failed -eq 0 ]

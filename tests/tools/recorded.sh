@@ -1,0 +1,46 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# recorded.sh DIR - dial9 export, report and dump on a real recording
+# (mktrace record: the perf backend), make test-tools.  Exit 77 (a skip)
+# where perf events are not permitted.  DIR as for synthetic.sh.
+set -eu
+. tests/tools/lib.sh
+rm -rf "$B/rec"
+mkdir -p "$B/rec"
+
+step "recorded trace (perf backend): export and report"
+rc=0
+"$B/mktrace" record "$B/rec" > /dev/null || rc=$?
+if [ "$rc" = 77 ]; then
+	echo "SKIP: perf events are not permitted here"
+	exit 77
+elif [ "$rc" != 0 ]; then
+	bad "mktrace record: exit $rc"
+else
+	"$D9" export --perfetto "$B/rec" -o "$B/rec.json"
+	node tests/tools/check_export.js record "$B/rec.json" || bad "export (recorded)"
+	"$D9" report --html "$B/rec" -o "$B/report-recorded.html"
+	node tests/tools/report_browser.js "$B/report-recorded.html" \
+		"$B/report-recorded.png" '{"threads":["ping","pong"]}' ||
+		bad "report (recorded)"
+	# Wall clock beside trace time: every line, against this host's
+	# clock (the trace was just made), and in step with ts.
+	"$D9" dump --sorted "$B/rec" > "$B/rec.jsonl"
+	node -e '
+const ev = require("fs").readFileSync(process.argv[1], "utf8").trim()
+	.split("\n").map((l) => JSON.parse(l));
+const bad = ev.filter((e) => !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(e.utc || ""));
+if (!ev.length || bad.length) throw new Error(`${bad.length} of ${ev.length} lines without utc`);
+const ms = (e) => Date.parse(e.utc);
+const a = ev[0], z = ev[ev.length - 1];
+if (Math.abs(ms(z) - Date.now()) > 600e3) throw new Error(`last utc ${z.utc}, now ${new Date().toISOString()}`);
+const drift = Math.abs((ms(z) - ms(a)) - (z.ts - a.ts) / 1e6);
+if (drift > 1) throw new Error(`utc and ts apart by ${drift} ms over the trace`);
+console.log(`dump: ${ev.length} lines with utc, ${a.utc} to ${z.utc}`);
+const od = JSON.parse(require("fs").readFileSync(process.argv[2], "utf8")).otherData;
+if (od.first_event_ts_ns !== a.ts || od.first_event_utc !== a.utc)
+	throw new Error(`export: first event ${od.first_event_ts_ns} ${od.first_event_utc}, dump ${a.ts} ${a.utc}`);
+' "$B/rec.jsonl" "$B/rec.json" || bad "dump and export: wall clock"
+fi
+
+finish recorded
