@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "report.h"
 #include "sched_report.h"
 #include "timeline.h"
 
@@ -33,22 +34,6 @@ static void comma(FILE *f, bool *first)
 	if (!*first)
 		fputc(',', f);
 	*first = false;
-}
-
-/*
- * A culprit's name as the page shows its thread (@by_sched: the page's
- * name of each of tl->st's threads, or NULL), else sched's.
- */
-static const char *culprit_label(const struct timeline *tl,
-				 const char *const *by_sched, uint32_t src,
-				 const struct sched_culprit *c)
-{
-	long i = c->kind == SCHED_OCC_THREAD ?
-		 d9_sched_stats_find(&tl->st, src, c->tid, c->tgid) : -1;
-
-	if (i >= 0 && by_sched[i])
-		return by_sched[i];
-	return sched_culprit_name(&tl->st, src, c->kind, c->tid, c->tgid);
 }
 
 static void write_stats(FILE *f, const struct timeline *tl,
@@ -83,7 +68,8 @@ static void write_stats(FILE *f, const struct timeline *tl,
 	fputs(",\"cul\":[", f);
 	for (size_t i = 0; i < s->nculprits && i < REPORT_CULPRITS; i++) {
 		const struct sched_culprit *c = &s->culprits[i];
-		const char *name = culprit_label(tl, by_sched, s->src, c);
+		const char *name = report_culprit_label(tl, by_sched, s->src, c->kind,
+							 c->tid, c->tgid);
 
 		fputs(i ? ",[" : "[", f);
 		tl_json_str(f, name, strlen(name));
@@ -185,6 +171,7 @@ static int write_data(FILE *f, const struct timeline *tl, size_t top)
 	const char *svc = NULL, **by_sched;
 	char title[160], utc[40];
 	size_t si = 0, pi = 0;
+	int ret;
 
 	by_sched = calloc(tl->st.n + 1, sizeof(*by_sched));
 	if (!by_sched || table_init(&names, tl, tl->n_spans + tl->n_marks) ||
@@ -238,11 +225,13 @@ static int write_data(FILE *f, const struct timeline *tl, size_t top)
 			(unsigned long long)(d->ts - tl->first_ns),
 			(unsigned long long)d->ns);
 	}
-	fputs("]}", f);
+	fputc(']', f);
+	ret = report_why_json(f, tl, by_sched, top);
+	fputc('}', f);
 	free(by_sched);
 	table_free(&names);
 	table_free(&args);
-	return 0;
+	return ret;
 }
 
 static int write_page(FILE *f, const struct timeline *tl, size_t top);

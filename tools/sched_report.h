@@ -36,6 +36,8 @@ void sched_culprits_json(struct sched_stats *st, const struct sched_thread *t,
 			 FILE *out);
 void sched_culprits_text(struct sched_stats *st, const struct sched_thread *t,
 			 size_t max, FILE *out);
+/* "new", "preempted", "woken" or "unknown" (enum sched_cause). */
+const char *sched_cause_name(uint32_t cause);
 /* ,"delays":[...] / the @max longest as text; 0 or -ENOMEM. */
 int sched_explain_json(struct sched_stats *st, uint64_t min_ns, FILE *out);
 int sched_explain_text(struct sched_stats *st, uint64_t min_ns, size_t max,

@@ -97,6 +97,11 @@ static const char *const cause_names[] = {
 	[SCHED_CAUSE_WOKEN] = "woken", [SCHED_CAUSE_UNKNOWN] = "unknown",
 };
 
+const char *sched_cause_name(uint32_t cause)
+{
+	return cause <= SCHED_CAUSE_UNKNOWN ? cause_names[cause] : "unknown";
+}
+
 /* The delays, kept for sorting (text) or written as they come (JSON). */
 struct explain {
 	struct sched_stats *st;

@@ -228,6 +228,23 @@ static const struct sched_occ *next_overlap(const struct sched_culprits *c,
 	return NULL;
 }
 
+int d9_culprits_lane(const struct sched_culprits *c, uint32_t src,
+		     uint32_t cpu, uint64_t start, uint64_t end,
+		     int (*fn)(void *ctx, const struct sched_occ *o,
+			       uint64_t from, uint64_t to),
+		     void *ctx)
+{
+	size_t i = first_after(c, src, cpu, start);
+	const struct sched_occ *o;
+	uint64_t ns;
+	int ret = 0;
+
+	while (!ret && (o = next_overlap(c, &i, src, cpu, start, end, &ns)))
+		ret = fn(ctx, o, o->start > start ? o->start : start,
+			 (o->start > start ? o->start : start) + ns);
+	return ret;
+}
+
 int d9_culprits_resolve(struct sched_culprits *c,
 			int (*add)(void *ctx, size_t thread,
 				   const struct sched_occ *o, uint64_t ns,

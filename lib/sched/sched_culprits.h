@@ -140,6 +140,16 @@ int d9_culprits_resolve(struct sched_culprits *c,
  * n, idle_elsewhere_ns); stops at an error @fn returns, or -ENOMEM.
  * Call after d9_culprits_resolve() (which sorts the occupants).
  */
+/*
+ * After d9_culprits_resolve(): what held (@src, @cpu) over [start, end),
+ * in time order, each occupant's interval clipped to it: @fn(ctx, o,
+ * from, to); stops at an error @fn returns.
+ */
+int d9_culprits_lane(const struct sched_culprits *c, uint32_t src,
+		     uint32_t cpu, uint64_t start, uint64_t end,
+		     int (*fn)(void *ctx, const struct sched_occ *o,
+			       uint64_t from, uint64_t to),
+		     void *ctx);
 int d9_culprits_explain(struct sched_culprits *c, uint64_t min_ns,
 			int (*fn)(void *ctx, const struct sched_wait *w,
 				  const struct sched_culprit *ran, size_t n,

@@ -19,7 +19,11 @@
  *  - a real mouse click on a worst-delay row zooms the timeline so that
  *    the visible range holds that delay (switch-in minus delay to
  *    switch-in) and is much narrower than the trace, and marks the row
- *    and the thread's track as selected;
+ *    and the thread's track as selected; the page's explanation of it
+ *    (#why) says how long, on which CPU and how it began, what ran
+ *    meanwhile (EXPECT.why: strings it holds), and the CPU's lane is
+ *    shown on the timeline, named for that CPU, exactly when the data
+ *    has an explanation of the delay;
  *  - a mouse wheel over a track zooms in.
  * Screenshots: SCREENSHOT (whole trace) and SCREENSHOT minus .png plus
  * -zoomed.png (after the click).
@@ -210,6 +214,27 @@ async function main() {
                               .classList.contains("selected"),
              text: r.textContent };`);
   console.log("after click: " + JSON.stringify(after));
+  const why = await ev(`
+    const D = JSON.parse(document.getElementById("dial9-data").textContent);
+    const lane = document.getElementById("cpu-lane");
+    return { data: (D.why || [])[${k}] || null,
+             text: document.getElementById("why").textContent,
+             laneShown: lane.classList.contains("shown") &&
+                        lane.getBoundingClientRect().height > 0,
+             laneLabel: lane.querySelector(".track-label").textContent };`);
+  console.log("why: " + JSON.stringify(why));
+  check(why.laneShown === !!why.data,
+        "the CPU lane is shown exactly when the delay is explained");
+  if (why.data) {
+    check(why.text.includes(" waited ") && why.text.includes("on CPU " + why.data.cpu),
+          `the explanation says how long and on which CPU (got "${why.text}")`);
+    check(why.laneLabel.startsWith("CPU " + why.data.cpu + " "),
+          `the lane is CPU ${why.data.cpu}'s (got "${why.laneLabel}")`);
+    for (const r of why.data.ran)
+      check(why.text.includes(r[0]), `the explanation names ${r[0]}, which ran meanwhile`);
+  }
+  for (const t of expect.why || [])
+    check(why.text.includes(t), `the explanation holds "${t}" (got "${why.text}")`);
   check(after.start <= box.ts - box.delay && after.end >= box.ts,
         `visible range [${after.start}, ${after.end}] holds the delay [${box.ts - box.delay}, ${box.ts}]`);
   check(after.end - after.start < r.dur / 2, "the timeline zoomed in on it");

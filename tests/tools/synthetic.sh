@@ -29,7 +29,9 @@ node tests/tools/report_browser.js "$B/report.html" "$B/report.png" \
 	'{"threads":["worker-a","worker-b"],"exactThreads":true,"histRows":8,
 	  "histBars":3,"worst":4,"firstWorst":{"name":"worker-b","us":"100.0"},
 	  "culprits":{"worker-a":"worker-b 100% (0.12 ms, 2 waits)",
-	              "worker-b":"worker-a 100% (0.13 ms, 2 waits)"}}' ||
+	              "worker-b":"worker-a 100% (0.13 ms, 2 waits)"},
+	  "why":["worker-b 102 waited 100.0 \u00b5s on CPU 0: preempted.",
+	         "Ran meanwhile: worker-a 100.0 \u00b5s."]}' ||
 	bad "report (synthetic)"
 
 step "scheduler totals and losses: dial9 sched --json, info"

@@ -149,6 +149,7 @@ static int read_event(struct timeline *tl, const struct fields *f,
 		e->flag = f->flag >= 0 && r->values[f->flag].type == DIAL9_BOOL &&
 			  r->values[f->flag].b;
 		e->a = d9_sched_fu64(r, f->waker);
+		e->count = (uint32_t)d9_sched_fu64(r, f->sf.wakerpid);
 		break;
 	case EV_OUT:
 	case EV_IN: {

@@ -276,6 +276,9 @@ static int replay_one(struct timeline *tl, const struct raw *e)
 		if (e->cpu != UINT32_MAX &&
 		    d9_sched_stats_cpu_seen(&tl->st, e->src, e->cpu, e->ts))
 			return -ENOMEM;
+		/* the waker of the next wait, as `dial9 sched` has it */
+		d9_sched_stats_waking(&tl->st, e->src, e->ts, e->tid, e->pid,
+				      (uint32_t)e->a, e->count, e->flag);
 
 		/* only a wake-up that makes a sleeping thread runnable */
 		if (t && wi >= 0 && wi != ti && !e->flag &&

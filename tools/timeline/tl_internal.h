@@ -28,7 +28,7 @@ struct raw {
 	uint64_t ts, seq;
 	uint64_t a;		/* delay, waker tid, count, or f64 bits */
 	uint64_t total;		/* switches: the runqueue totals */
-	uint32_t count, cpu;
+	uint32_t count, cpu;	/* count: the waker's pid of a waking */
 	uint32_t tid, pid, src;
 	uint32_t name, args;	/* pool offsets (args: unit for counters) */
 	uint8_t type, flag, bits;

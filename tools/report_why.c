@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+/*
+ * report_why.c - the report page's explanation of each of its worst
+ * delays: how the wait began, who woke the thread, what held the CPU
+ * meanwhile (as `dial9 sched --explain` says it) and the CPU's lane over
+ * the wait, occupant by occupant, which the page draws on its timeline.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "report.h"
+#include "sched_report.h"
+
+const char *report_culprit_label(const struct timeline *tl,
+				 const char *const *by_sched, uint32_t src,
+				 uint32_t kind, uint32_t tid, uint32_t tgid)
+{
+	long i = kind == SCHED_OCC_THREAD ?
+		 d9_sched_stats_find(&tl->st, src, tid, tgid) : -1;
+
+	if (i >= 0 && by_sched && by_sched[i])
+		return by_sched[i];
+	return sched_culprit_name(&tl->st, src, kind, tid, tgid);
+}
+
+/* One explained wait, kept until the worst delays are matched to it. */
+struct why {
+	struct sched_wait w;
+	struct sched_culprit *ran;
+	size_t nran;
+	uint64_t idle;
+};
+
+struct whys {
+	struct why *v;
+	size_t n, cap;
+};
+
+static int keep_why(void *ctx, const struct sched_wait *w,
+		    const struct sched_culprit *ran, size_t n, uint64_t idle)
+{
+	struct whys *x = ctx;
+	struct why *y;
+
+	if (cli_grow((void **)&x->v, &x->cap, x->n + 1, sizeof(*x->v)))
+		return -ENOMEM;
+	y = &x->v[x->n];
+	*y = (struct why){ *w, NULL, n, idle };
+	if (n) {
+		y->ran = malloc(n * sizeof(*ran));
+		if (!y->ran)
+			return -ENOMEM;
+		memcpy(y->ran, ran, n * sizeof(*ran));
+	}
+	x->n++;
+	return 0;
+}
+
+struct lane {
+	FILE *f;
+	const struct timeline *tl;
+	const char *const *by_sched;
+	uint32_t src;
+	bool first;
+};
+
+static int lane_piece(void *ctx, const struct sched_occ *o, uint64_t from,
+		      uint64_t to)
+{
+	struct lane *l = ctx;
+	const char *name = report_culprit_label(l->tl, l->by_sched, l->src,
+						o->kind, o->tid, o->tgid);
+
+	fprintf(l->f, "%s%" PRIu64 ",%" PRIu64 ",", l->first ? "" : ",",
+		from - l->tl->first_ns, to - from);
+	tl_json_str(l->f, name, strlen(name));
+	l->first = false;
+	return 0;
+}
+
+/* The explanation of @y: {cpu, cause, waker, idle, ran, lane}. */
+static int why_json(FILE *f, const struct timeline *tl,
+		    const char *const *by_sched, const struct why *y)
+{
+	const struct sched_wait *w = &y->w;
+	struct lane l = { f, tl, by_sched, w->src, true };
+	int ret;
+
+	fprintf(f, "{\"cpu\":%u,\"cause\":\"%s\",\"idle\":%" PRIu64
+		",\"waker\":", w->cpu, sched_cause_name(w->info.cause), y->idle);
+	if (!w->info.waker_known) {
+		fputs("null", f);
+	} else if (w->info.waker_irq) {
+		fputs("\"(interrupt)\"", f);
+	} else {
+		const char *name = report_culprit_label(tl, by_sched, w->src,
+			w->info.waker_tid ? SCHED_OCC_THREAD : SCHED_OCC_IDLE,
+			w->info.waker_tid, w->info.waker_tgid);
+
+		tl_json_str(f, name, strlen(name));
+	}
+	fputs(",\"ran\":[", f);
+	for (size_t i = 0; i < y->nran; i++) {
+		const struct sched_culprit *c = &y->ran[i];
+		const char *name = report_culprit_label(tl, by_sched, w->src,
+							c->kind, c->tid,
+							c->tgid);
+
+		fputs(i ? ",[" : "[", f);
+		tl_json_str(f, name, strlen(name));
+		fprintf(f, ",%" PRIu64 "]", c->ns);
+	}
+	/* the lane: the piece of the wait on the CPU where it ended */
+	fprintf(f, "],\"from\":%" PRIu64 ",\"lane\":[", w->start - tl->first_ns);
+	ret = d9_culprits_lane(tl->st.culprits, w->src, w->cpu, w->start,
+			       w->end, lane_piece, &l);
+	fputs("]}", f);
+	return ret;
+}
+
+int report_why_json(FILE *f, const struct timeline *tl,
+		    const char *const *by_sched, size_t top)
+{
+	struct whys x = { 0 };
+	uint64_t min_ns = UINT64_MAX;
+	int ret = 0;
+
+	fputs(",\n\"why\":[", f);
+	for (size_t i = 0; i < tl->n_delays && i < top; i++)
+		if (tl->delays[i].ns < min_ns)
+			min_ns = tl->delays[i].ns;
+	if (tl->st.culprits && tl->n_delays && top)
+		ret = d9_culprits_explain(tl->st.culprits, min_ns, keep_why,
+					  &x);
+	for (size_t i = 0; !ret && i < tl->n_delays && i < top; i++) {
+		const struct tl_delay *d = &tl->delays[i];
+		uint32_t si = tl->threads[d->thread].sched;
+		const struct why *y = NULL;
+
+		/* the wait whose switch-in is this delay's */
+		for (size_t k = 0; si && k < x.n && !y; k++)
+			if (x.v[k].w.thread == si - 1 && x.v[k].w.end == d->ts)
+				y = &x.v[k];
+		if (i)
+			fputc(',', f);
+		if (y)
+			ret = why_json(f, tl, by_sched, y);
+		else
+			fputs("null", f);
+	}
+	fputc(']', f);
+	for (size_t k = 0; k < x.n; k++)
+		free(x.v[k].ran);
+	free(x.v);
+	return ret;
+}
