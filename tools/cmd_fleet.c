@@ -464,7 +464,7 @@ int cmd_fleet(int argc, char **argv)
 		return 1;
 	}
 	g_sort = o.sort;
-	qsort(g, ng, sizeof(*g), cmp_group);
+	d9_sort(g, ng, sizeof(*g), cmp_group);
 	if ((size_t)o.top < ng)
 		ng = (size_t)o.top;
 	if (o.json)

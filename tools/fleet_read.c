@@ -331,7 +331,7 @@ int fleet_read_dir(const char *dir, const struct fleet_filter *f,
 		fprintf(stderr, "dial9 fleet: %s: cannot list it\n", sub);
 		ret = -ENOMEM;
 	}
-	qsort(found, nfound, sizeof(*found), cmp_str);
+	d9_sort(found, nfound, sizeof(*found), cmp_str);
 	for (size_t i = 0; !ret && i < nfound; i++) {
 		cli_progress("fleet: reading summaries", (int)i, (int)nfound,
 			     found[i]);

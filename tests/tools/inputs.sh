@@ -148,5 +148,22 @@ for d in empty clock; do
 done
 ok "empty and extreme traces"
 
+step "dial9 fleet on no summaries: no undefined behaviour"
+# nothing to sort (qsort(NULL, 0) is undefined): an empty directory, an
+# empty summary/ level, a summary that is an empty file
+mkdir -p "$T/fleet0" "$T/fleet1/summary" "$T/fleet2/summary/h/s"
+: > "$T/fleet2/summary/h/s/00000001.json.gz"
+for d in fleet0 fleet1 fleet2; do
+	for opt in "" --json; do
+		rc=0
+		# shellcheck disable=SC2086
+		"$D9" fleet $opt "$T/$d" > "$T/$d.out" 2> "$T/$d.err" || rc=$?
+		if [ "$rc" != 0 ] || grep -q 'runtime error' "$T/$d.err"; then
+			bad "fleet $opt $d: exit $rc: $(head -3 "$T/$d.err")"
+		fi
+	done
+done
+ok "fleet with no summaries: exit 0"
+
 [ "$fail" = 0 ] && echo "inputs: all passed"
 exit $fail
