@@ -7,7 +7,8 @@
 #                     TSan, mistyped DIAL9_EMIT values must not compile,
 #                     and each fuzz target for LIB_FUZZ_SECS seconds
 #                     (the decoder, the encoder round trip, and one per
-#                     dial9 subcommand that reads traces: fuzz_cli_*)
+#                     dial9 subcommand that reads traces or summaries:
+#                     fuzz_cli_*)
 #   make fuzz         each fuzz target for FUZZ_SECS seconds
 #   make test-fleet   segment summaries of three hosts through S3, read by
 #                     DuckDB, dial9 sched and dial9 fleet (tests/fleet)
@@ -252,7 +253,7 @@ FUZZ_LIB_SRCS := $(wildcard lib/format/*.c)
 
 FUZZ_FLAGS := -std=gnu11 -O1 -g $(WARN) -fno-sanitize-recover=all
 # The command's targets (fuzz_cli_*.c, one per subcommand that reads
-# traces) link every file of the command but main()'s (tools/dial9.c) and
+# traces, and fleet's summaries) link every file of the command but main()'s (tools/dial9.c) and
 # the whole library, built once into objects for them.
 FUZZ_CLI_SRCS := $(filter-out tools/dial9.c,$(TOOL_SRCS)) $(LIB_SRCS)
 FUZZ_CLI_OBJS := $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(FUZZ_CLI_SRCS))
