@@ -361,6 +361,12 @@ struct dial9_rec_comm {
  * that ran the exec, when the kernel has loaded the program (the
  * sched_process_exec tracepoint): switches of the task while the kernel
  * loads it, after its new credentials are committed, are still recorded.
+ * An exec while the session was disabled (or a privileged program named
+ * to ADD_TARGET, which fails with EPERM) is found at ENABLE, and the
+ * record is written then, on the CPU that ran the ENABLE; nothing of the
+ * process is recorded after the exec.  Whatever the session's state, an
+ * unprivileged session records a task only while its credentials (user
+ * and group ids, capabilities) are those of the opener at open().
  */
 #define DIAL9_UNFOLLOWED_EXEC	0x1
 
