@@ -474,6 +474,25 @@ static int script_fds(int ready, int go)
 	"i=$((i+1)); done; echo b >&3"
 
 /*
+ * The ids @pid runs with: whether the setuid program kept its privileges
+ * (then the credentials stop the records) or dropped them (then its
+ * AT_SECURE does).
+ */
+static void log_ids(struct __test_metadata *_metadata, pid_t pid)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Uid:", 4) || !strncmp(line, "CapPrm:", 7))
+			TH_LOG("%d %.*s", pid, (int)strcspn(line, "\n"), line);
+	if (f)
+		fclose(f);
+}
+
+/*
  * A followed child that execs a setuid program while the session is
  * disabled is not recorded after ENABLE: the trace says it is no longer
  * followed, and shows none of its records.
@@ -513,6 +532,7 @@ TEST(setuid_exec_while_disabled_ends_following)
 	d9_recs_free(&recs);
 	ASSERT_EQ(1, write(go[1], "g", 1));
 	ASSERT_EQ(2, read(ready[0], l, 2));	/* the setuid shell runs */
+	log_ids(_metadata, kid);
 	ASSERT_EQ(0, d9_enable(&d));
 	ASSERT_EQ(2, write(go[1], "g\n", 2));
 	ASSERT_EQ(2, read(ready[0], l, 2));	/* its sleeps are done */
