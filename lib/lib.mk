@@ -9,7 +9,9 @@
 #                     (the decoder, the encoder round trip, and one per
 #                     dial9 subcommand that reads traces or summaries:
 #                     fuzz_cli_*)
-#   make fuzz         each fuzz target for FUZZ_SECS seconds
+#   make fuzz         each fuzz target for FUZZ_SECS seconds, then the
+#                     kernel ABI fuzzer in the VM (make fuzz-kmod;
+#                     FUZZ_KMOD=0 leaves it out)
 #   make test-fleet   segment summaries of three hosts through S3, read by
 #                     DuckDB, dial9 sched and dial9 fleet (tests/fleet)
 #   make bench        record cost, end to end, bytes (parts 3-5 of issue 6),
@@ -31,6 +33,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 LIB_FUZZ_SECS ?= 20
 FUZZ_SECS ?= 600
+FUZZ_KMOD ?= 1
 
 LIB_VERSION := $(DIAL9_VERSION)
 LIB_SOMAJOR := 0
@@ -288,6 +291,7 @@ fuzz: fuzz-build
 			$$(ls -d tests/fuzz/seeds/$$(basename $$f) 2>/dev/null) \
 			|| exit 1; \
 	done
+	@if [ "$(FUZZ_KMOD)" = 1 ]; then $(MAKE) --no-print-directory fuzz-kmod; fi
 
 # ---- benchmark ---------------------------------------------------------------
 # One table (bench/bench-table.sh) of every figure as a ratio to its
