@@ -15,6 +15,7 @@
 #include <linux/uidgid.h>
 #include <linux/dial9.h>
 
+struct cred;
 struct task_struct;
 struct vm_area_struct;
 
@@ -62,6 +63,7 @@ struct dial9_session {
 	struct list_head node;		/* dial9_sessions, under RCU */
 	struct mutex lock;		/* ioctl/mmap/enable state */
 	bool privileged;		/* CAP_PERFMON at open */
+	bool opener_secure;		/* its program had AT_SECURE */
 	bool system_wide;
 	bool enabled;
 	bool rings_ready;
@@ -70,6 +72,7 @@ struct dial9_session {
 	pid_t owner_tgid;
 	u64 owner_start;		/* its leader's start_time */
 	kuid_t uid;			/* the opener's, for quota.c */
+	const struct cred *cred;	/* the opener's, for dial9_creds_ok() */
 	u64 charged;			/* ring bytes charged to it */
 
 	struct dial9_targets *targets;	/* processes followed (targets.c) */
@@ -98,7 +101,7 @@ int dial9_probes_init(void);
 void dial9_probes_exit(void);
 int dial9_session_enable(struct dial9_session *s);
 void dial9_session_disable(struct dial9_session *s);
-void dial9_emit_comms(struct dial9_session *s, pid_t tgid);
+void dial9_targets_sync(struct dial9_session *s, pid_t tgid);
 
 /* quota.c */
 int dial9_quota_charge(struct dial9_session *s, u64 bytes);
@@ -116,6 +119,9 @@ void dial9_target_forget(struct dial9_session *s, pid_t tgid, u64 start,
 u32 dial9_targets_count(const struct dial9_session *s);
 u64 dial9_process_start(const struct task_struct *p);
 bool dial9_is_owner(const struct dial9_session *s, const struct task_struct *p);
+bool dial9_creds_ok(const struct dial9_session *s, const struct task_struct *p);
+bool dial9_secure_image(struct task_struct *p);
+bool dial9_may_follow(const struct dial9_session *s, struct task_struct *p);
 bool dial9_ignored(const struct dial9_session *s, const struct task_struct *p);
 int dial9_ignore_set(struct dial9_session *s, const struct task_struct *p,
 		     bool remove);

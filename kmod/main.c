@@ -13,6 +13,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/cpumask.h>
 #include <linux/log2.h>
 #include <linux/pid.h>
@@ -96,6 +97,8 @@ static int dial9_open(struct inode *inode, struct file *file)
 	init_irq_work(&s->wakeup, dial9_wakeup_fn);
 	s->privileged = perfmon_capable();
 	s->uid = current_uid();
+	s->cred = get_cred(current_real_cred());
+	s->opener_secure = dial9_secure_image(current);
 	s->owner_tgid = task_tgid_nr(current);
 	s->owner_start = dial9_process_start(current);
 	s->events = DIAL9_EV_DEFAULT;
@@ -116,6 +119,7 @@ static int dial9_release(struct inode *inode, struct file *file)
 	dial9_rings_free(s);
 	dial9_quota_uncharge(s);
 	dial9_targets_free(s->targets);
+	put_cred(s->cred);
 	mutex_destroy(&s->lock);
 	kfree(s);
 	return 0;
@@ -198,12 +202,13 @@ static int dial9_ioc_add_target(struct dial9_session *s,
 	ret = -ESRCH;
 	if (task) {
 		tgid = task_tgid_nr(task);
-		ret = !dial9_is_owner(s, task) && !s->privileged ? -EPERM :
-		      dial9_target_add(s, task, t->flags);
+		ret = !s->privileged && (!dial9_is_owner(s, task) ||
+					 !dial9_may_follow(s, task)) ?
+		      -EPERM : dial9_target_add(s, task, t->flags);
 	}
 	rcu_read_unlock();
 	if (!ret && s->enabled)
-		dial9_emit_comms(s, tgid);
+		dial9_targets_sync(s, tgid);
 	return ret;
 }
 

@@ -41,10 +41,18 @@ MODULE_PARM_DESC(attaches, "times the tracepoints were attached (read-only)");
 static void dial9_detach_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(dial9_detach_work, dial9_detach_fn);
 
+/*
+ * Whether @p is recorded by @s.  An unprivileged session also checks that
+ * @p still runs with its opener's credentials: the exec probe stops
+ * following at a privileged exec only while the session is enabled, and
+ * this holds whatever happened before (dial9_creds_ok()).
+ */
 static __always_inline bool dial9_match(const struct dial9_session *s,
 					const struct task_struct *p)
 {
 	if (!s->system_wide && dial9_target_flags(s, p) < 0)
+		return false;
+	if (!s->privileged && !dial9_creds_ok(s, p))
 		return false;
 	/* Inline, so a session with nothing left out makes no call. */
 	return !READ_ONCE(s->nignored) || !dial9_ignored(s, p);
@@ -391,23 +399,39 @@ static void dial9_probe_rename(void *data, struct task_struct *task,
 }
 
 /*
- * COMM records of the threads the session records: of process @tgid, or of
- * every process it follows if @tgid is 0.
+ * At ENABLE and at ADD_TARGET while enabled, for process @tgid or, if
+ * @tgid is 0, every process the session follows: an unprivileged session
+ * stops following (and says so, as the exec probe does) each one it may
+ * not follow any more (dial9_may_follow()): an exec that gained
+ * privileges while the session was disabled; then COMM records of the
+ * threads of the rest.  Called once the session is enabled, so an exec
+ * after the check is the exec probe's; before the check, dial9_match()
+ * already leaves out a task with more privileges than the opener.
  */
-void dial9_emit_comms(struct dial9_session *s, pid_t tgid)
+void dial9_targets_sync(struct dial9_session *s, pid_t tgid)
 {
 	struct task_struct *p, *t;
 	char comm[TASK_COMM_LEN];
 
-	if (!(s->events & DIAL9_EV_COMM))
+	if (s->privileged && !(s->events & DIAL9_EV_COMM))
 		return;
 	rcu_read_lock();
 	for_each_process(p) {
 		if ((tgid && p->tgid != tgid) ||
 		    (!s->system_wide && dial9_target_flags(s, p) < 0))
 			continue;
+		if (!s->privileged && !dial9_may_follow(s, p)) {
+			dial9_target_forget(s, p->tgid, dial9_process_start(p),
+					    false);
+			dial9_emit_unfollowed(s, rcu_dereference(p->real_parent),
+					      p, DIAL9_UNFOLLOWED_EXEC);
+			continue;
+		}
+		if (!(s->events & DIAL9_EV_COMM))
+			continue;
 		for_each_thread(p, t) {
-			if (dial9_ignored(s, t))
+			if (dial9_ignored(s, t) ||
+			    (!s->privileged && !dial9_creds_ok(s, t)))
 				continue;
 			get_task_comm(comm, t);
 			dial9_emit_comm(s, t, comm);
@@ -527,7 +551,7 @@ int dial9_session_enable(struct dial9_session *s)
 out_unlock:
 	mutex_unlock(&dial9_reg_lock);
 	if (!ret)
-		dial9_emit_comms(s, 0);
+		dial9_targets_sync(s, 0);
 	return ret;
 }
 

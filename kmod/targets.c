@@ -16,9 +16,14 @@
  * thread of it has made its last switch, which sched_process_exit is too
  * early for (an exiting task is still scheduled for a while after it).
  */
+#include <linux/auxvec.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/hash.h>
+#include <linux/rcupdate.h>
 #include <linux/string.h>
 #include <linux/sched.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/vmalloc.h>
@@ -68,6 +73,76 @@ bool dial9_is_owner(const struct dial9_session *s, const struct task_struct *p)
 {
 	return p->tgid == s->owner_tgid &&
 	       dial9_process_start(p) == s->owner_start;
+}
+
+/*
+ * Whether @p's credentials give it nothing the session's opener did not
+ * have at open: the same real, effective and saved user and group ids,
+ * and no capability the opener lacked (compared within one user
+ * namespace: capabilities in a namespace of the opener's own are no
+ * privilege over it).  An unprivileged session records a task only while
+ * this holds, whatever happened while it was not looking (disabled, or
+ * before ADD_TARGET): an exec that gained privileges changes one of them.
+ * Lock-free (the probes hold off RCU, ioctls call it under rcu_read_lock);
+ * a few loads when the task shares the opener's credentials or a fork's
+ * copy of them.
+ */
+bool dial9_creds_ok(const struct dial9_session *s, const struct task_struct *p)
+{
+	const struct cred *o = s->cred;
+	const struct cred *c = rcu_dereference_check(p->real_cred,
+						     rcu_read_lock_any_held());
+
+	if (c == o)
+		return true;
+	return uid_eq(c->uid, o->uid) && uid_eq(c->euid, o->euid) &&
+	       uid_eq(c->suid, o->suid) && gid_eq(c->gid, o->gid) &&
+	       gid_eq(c->egid, o->egid) && gid_eq(c->sgid, o->sgid) &&
+	       (c->user_ns != o->user_ns ||
+		cap_issubset(c->cap_permitted, o->cap_permitted));
+}
+
+/*
+ * Whether @p's program was started by an exec that gained privileges:
+ * the AT_SECURE its auxiliary vector was given (setuid, setgid, file
+ * capabilities, an LSM's transition).  This outlives the privileges: a
+ * setuid program that drops back to the caller's ids is still one, until
+ * it execs another program.  Process context; takes @p's task lock, which
+ * keeps its mm.
+ */
+bool dial9_secure_image(struct task_struct *p)
+{
+	const unsigned long *v;
+	bool secure = false;
+	int i;
+
+	task_lock(p);
+	if (p->mm) {
+		v = p->mm->saved_auxv;
+		for (i = 0; i + 1 < AT_VECTOR_SIZE && v[i] != AT_NULL; i += 2) {
+			if (v[i] == AT_SECURE) {
+				secure = v[i + 1];
+				break;
+			}
+		}
+	}
+	task_unlock(p);
+	return secure;
+}
+
+/*
+ * Whether an unprivileged session may follow @p: its credentials are the
+ * opener's (dial9_creds_ok()) and its program was not started by an exec
+ * that gained privileges, which the exec probe sees only while the
+ * session is enabled.  When the opener's own program was (a program with
+ * file capabilities recording itself), its children's copies of it are
+ * too: then the credentials alone decide.  ADD_TARGET and ENABLE
+ * (dial9_targets_sync()) ask.
+ */
+bool dial9_may_follow(const struct dial9_session *s, struct task_struct *p)
+{
+	return dial9_creds_ok(s, p) &&
+	       (s->opener_secure || !dial9_secure_image(p));
 }
 
 /* The slot of (@tgid, @start), or -1.  Lock-free. */

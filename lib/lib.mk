@@ -7,8 +7,11 @@
 #                     TSan, mistyped DIAL9_EMIT values must not compile,
 #                     and each fuzz target for LIB_FUZZ_SECS seconds
 #                     (the decoder, the encoder round trip, and one per
-#                     dial9 subcommand that reads traces: fuzz_cli_*)
-#   make fuzz         each fuzz target for FUZZ_SECS seconds
+#                     dial9 subcommand that reads traces or summaries:
+#                     fuzz_cli_*)
+#   make fuzz         each fuzz target for FUZZ_SECS seconds, then the
+#                     kernel ABI fuzzer in the VM (make fuzz-kmod;
+#                     FUZZ_KMOD=0 leaves it out)
 #   make test-fleet   segment summaries of three hosts through S3, read by
 #                     DuckDB, dial9 sched and dial9 fleet (tests/fleet)
 #   make bench        record cost, end to end, bytes (parts 3-5 of issue 6),
@@ -30,6 +33,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 LIB_FUZZ_SECS ?= 20
 FUZZ_SECS ?= 600
+FUZZ_KMOD ?= 1
 
 LIB_VERSION := $(DIAL9_VERSION)
 LIB_SOMAJOR := 0
@@ -246,7 +250,7 @@ FUZZ_LIB_SRCS := $(wildcard lib/format/*.c)
 
 FUZZ_FLAGS := -std=gnu11 -O1 -g $(WARN) -fno-sanitize-recover=all
 # The command's targets (fuzz_cli_*.c, one per subcommand that reads
-# traces) link every file of the command but main()'s (tools/dial9.c) and
+# traces, and fleet's summaries) link every file of the command but main()'s (tools/dial9.c) and
 # the whole library, built once into objects for them.
 FUZZ_CLI_SRCS := $(filter-out tools/dial9.c,$(TOOL_SRCS)) $(LIB_SRCS)
 FUZZ_CLI_OBJS := $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(FUZZ_CLI_SRCS))
@@ -275,6 +279,7 @@ $(FUZZ_CLI_BINS): $(FUZZ_B)/fuzz_cli_%: tests/fuzz/fuzz_cli_%.c \
 fuzz: fuzz-build
 	@$(RUN_TESTS) fuzz -s '' -t $$(($(FUZZ_SECS) + 120)) \
 		$(call LIB_FUZZ_RUNS,$(FUZZ_SECS))
+	@if [ "$(FUZZ_KMOD)" = 1 ]; then $(MAKE) --no-print-directory fuzz-kmod; fi
 
 # ---- benchmark ---------------------------------------------------------------
 # One table (bench/bench-table.sh) of every figure as a ratio to its

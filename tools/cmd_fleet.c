@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "fleet.h"
@@ -199,18 +200,25 @@ static void print_json(const struct group *g, size_t n, const struct opts *o,
 /*
  * The segment as a local file when DIR holds it too: a write-back
  * directory names it below itself, a fetched bucket below the prefix.
+ * A summary that names none (or a directory) gets "-" or its name.
  */
 static void print_segment(const char *local, const char *seg)
 {
 	const char *rel[2] = { seg, strchr(seg, '/') };
 	char path[4096];
+	struct stat st;
 
+	if (!*seg) {
+		printf("-\n");
+		return;
+	}
 	for (int i = 0; local && i < 2; i++) {
-		if (!rel[i])
+		if (!rel[i] || !rel[i][i ? 1 : 0])
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", local,
 			 rel[i] + (i ? 1 : 0));
-		if (!access(path, R_OK)) {
+		if (!stat(path, &st) && S_ISREG(st.st_mode) &&
+		    !access(path, R_OK)) {
 			printf("%s\n", path);
 			return;
 		}
@@ -464,7 +472,7 @@ int cmd_fleet(int argc, char **argv)
 		return 1;
 	}
 	g_sort = o.sort;
-	qsort(g, ng, sizeof(*g), cmp_group);
+	d9_sort(g, ng, sizeof(*g), cmp_group);
 	if ((size_t)o.top < ng)
 		ng = (size_t)o.top;
 	if (o.json)

@@ -36,9 +36,57 @@ static int hexval(char ch)
 	       ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
 }
 
-/* A string into out[0..len) (cut to fit, UTF-8 from \u escapes). */
+/* The 4 hex digits after c->p (at the 'u' of \uXXXX) into *@u. */
+static int hex4(const struct cur *c, unsigned int *u)
+{
+	if (c->end - c->p < 5)
+		return -1;
+	*u = 0;
+	for (int i = 1; i <= 4; i++) {
+		int h = hexval(c->p[i]);
+
+		if (h < 0)
+			return -1;
+		*u = *u * 16 + (unsigned int)h;
+	}
+	return 0;
+}
+
+/*
+ * The code point of the \u escape at c->p (its 'u'), left on its last
+ * digit: a surrogate pair (\uD83D\uDE00) is one character, a lone
+ * surrogate U+FFFD, so that what comes out is valid UTF-8.
+ */
+static int u4(struct cur *c, unsigned int *u)
+{
+	unsigned int lo;
+
+	if (hex4(c, u))
+		return -1;
+	c->p += 4;
+	if (*u < 0xd800 || *u > 0xdfff)
+		return 0;
+	if (*u < 0xdc00 && c->end - c->p > 2 && c->p[1] == '\\' &&
+	    c->p[2] == 'u') {
+		struct cur n = { c->p + 2, c->end };
+
+		if (!hex4(&n, &lo) && lo >= 0xdc00 && lo <= 0xdfff) {
+			*u = 0x10000 + ((*u - 0xd800) << 10) + (lo - 0xdc00);
+			c->p += 6;
+			return 0;
+		}
+	}
+	*u = 0xfffd;
+	return 0;
+}
+
+/*
+ * A string into out[0..len) (cut to fit between characters, UTF-8 from
+ * \u escapes).
+ */
 static int str(struct cur *c, char *out, size_t len)
 {
+	bool full = false;
 	size_t o = 0;
 
 	if (c->p >= c->end || *c->p != '"')
@@ -59,17 +107,8 @@ static int str(struct cur *c, char *out, size_t len)
 			case 'b': u = '\b'; break;
 			case 'f': u = '\f'; break;
 			case 'u':
-				if (c->end - c->p < 5)
+				if (u4(c, &u))
 					return -1;
-				u = 0;
-				for (int i = 1; i <= 4; i++) {
-					int h = hexval(c->p[i]);
-
-					if (h < 0)
-						return -1;
-					u = u * 16 + (unsigned int)h;
-				}
-				c->p += 4;
 				esc_u = true;
 				break;
 			default: u = (unsigned char)*c->p;
@@ -81,22 +120,32 @@ static int str(struct cur *c, char *out, size_t len)
 			b[0] = (char)(0xc0 | u >> 6);
 			b[1] = (char)(0x80 | (u & 0x3f));
 			nb = 2;
-		} else {
+		} else if (u < 0x10000) {
 			b[0] = (char)(0xe0 | u >> 12);
 			b[1] = (char)(0x80 | ((u >> 6) & 0x3f));
 			b[2] = (char)(0x80 | (u & 0x3f));
 			nb = 3;
+		} else {
+			b[0] = (char)(0xf0 | u >> 18);
+			b[1] = (char)(0x80 | ((u >> 12) & 0x3f));
+			b[2] = (char)(0x80 | ((u >> 6) & 0x3f));
+			b[3] = (char)(0x80 | (u & 0x3f));
+			nb = 4;
 		}
-		if (out && o + nb < len) {
+		if (out && !full && o + nb < len) {
 			memcpy(out + o, b, nb);
 			o += nb;
+		} else {
+			full = true;	/* no later, shorter character */
 		}
 	}
 	if (c->p >= c->end)
 		return -1;
 	c->p++;
-	if (out && len)
+	if (out && len) {	/* and not inside a raw character */
 		out[o] = 0;
+		out[d9_utf8_cut(out, o)] = 0;
+	}
 	return 0;
 }
 
@@ -192,12 +241,17 @@ static int parse_row(const char *p, const char *end, struct fleet_row *r)
 
 /* ---- files ---- */
 
+/*
+ * The decompressed bytes of @path, NUL-terminated, at most
+ * cli_inflate_max() of them (the cap of LZ4 segments): -EFBIG past it,
+ * -EBADMSG if it is not gzip or cut short.
+ */
 static int gunzip_file(const char *path, char **out, size_t *len)
 {
 	gzFile g = gzopen(path, "rb");
-	size_t cap = 1 << 16, n = 0;
+	size_t max = cli_inflate_max(), cap = 1 << 16, n = 0;
 	char *buf = malloc(cap);
-	int got;
+	int got, ret = 0;
 
 	if (!g || !buf) {
 		if (g)
@@ -207,21 +261,28 @@ static int gunzip_file(const char *path, char **out, size_t *len)
 	}
 	while ((got = gzread(g, buf + n, (unsigned int)(cap - n - 1))) > 0) {
 		n += (size_t)got;
+		if (n > max) {
+			ret = -EFBIG;
+			break;
+		}
 		if (cap - n < 2) {
-			char *nb = cap < (1u << 30) ? realloc(buf, cap * 2) : NULL;
+			size_t ncap = cap * 2 < max + 2 ? cap * 2 : max + 2;
+			char *nb = realloc(buf, ncap);
 
 			if (!nb) {
-				gzclose(g);
-				free(buf);
-				return -ENOMEM;
+				ret = -ENOMEM;
+				break;
 			}
 			buf = nb;
-			cap *= 2;
+			cap = ncap;
 		}
 	}
-	if (got < 0 || gzclose(g) != Z_OK) {
+	/* closed whatever gzread() said: a corrupt stream leaked it */
+	if ((gzclose(g) != Z_OK || got < 0) && !ret)
+		ret = -EBADMSG;
+	if (ret) {
 		free(buf);
-		return -EBADMSG;
+		return ret;
 	}
 	buf[n] = 0;
 	*out = buf;
@@ -250,9 +311,13 @@ static int read_file(const char *path, const struct fleet_filter *f,
 	int ret = gunzip_file(path, &buf, &len);
 
 	if (ret) {
-		fprintf(stderr, "dial9 fleet: %s: %s\n", path,
-			ret == -EBADMSG ? "not a gzip file, or truncated" :
-			strerror(-ret));
+		if (ret == -EFBIG)
+			fprintf(stderr, "dial9 fleet: %s: decompresses to more than %zu MiB (DIAL9_INFLATE_MAX_MB)\n",
+				path, cli_inflate_max() >> 20);
+		else
+			fprintf(stderr, "dial9 fleet: %s: %s\n", path,
+				ret == -EBADMSG ? "not a gzip file, or truncated" :
+				strerror(-ret));
 		rows->bad++;
 		return ret == -ENOMEM ? ret : 0;
 	}
@@ -292,9 +357,9 @@ static int visit(const char *path, const struct stat *st, int type,
 	size_t n = strlen(path), el = strlen(D9_SUMMARY_EXT);
 	char *dup;
 
-	(void)st;
 	(void)ftw;
-	if (type != FTW_F || n < el || strcmp(path + n - el, D9_SUMMARY_EXT) ||
+	/* a FIFO would block gzopen() for good */
+	if (type != FTW_F || !S_ISREG(st->st_mode) || n < el || strcmp(path + n - el, D9_SUMMARY_EXT) ||
 	    strstr(path, "/."))	/* a write-back's temp file */
 		return 0;
 	dup = strdup(path);
@@ -331,7 +396,7 @@ int fleet_read_dir(const char *dir, const struct fleet_filter *f,
 		fprintf(stderr, "dial9 fleet: %s: cannot list it\n", sub);
 		ret = -ENOMEM;
 	}
-	qsort(found, nfound, sizeof(*found), cmp_str);
+	d9_sort(found, nfound, sizeof(*found), cmp_str);
 	for (size_t i = 0; !ret && i < nfound; i++) {
 		cli_progress("fleet: reading summaries", (int)i, (int)nfound,
 			     found[i]);

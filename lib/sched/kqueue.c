@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "sched/sched.h"
 
 int d9_kq_reserve(struct d9_kq *q, size_t cap)
@@ -103,7 +104,7 @@ int d9_kq_sort(struct d9_kq *q)
 		idx[i].time_ns = h->time_ns;
 		idx[i].off = at;
 	}
-	qsort(idx, n, sizeof(*idx), kidx_cmp);
+	d9_sort(idx, n, sizeof(*idx), kidx_cmp);
 	for (i = 0, at = 0; i < n; i++) {
 		h = (const void *)(q->buf + idx[i].off);
 		memcpy(tmp + at, h, h->size);

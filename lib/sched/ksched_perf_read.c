@@ -21,6 +21,7 @@
 #include <linux/perf_event.h>
 #include <linux/dial9.h>
 
+#include "common/grow.h"
 #include "sched/sched.h"
 
 /* The sample_id trailer: pid, tid, time, cpu (PERF_SAMPLE_TID|TIME|CPU). */
@@ -347,8 +348,7 @@ int d9_perf_read(struct d9_perf *p,
 		if (p->buf[cpu].mp)
 			ret = drain_buf(p, cpu);
 	/* One merged, time-ordered batch per read. */
-	if (p->npend > 1)
-		qsort(p->pending, p->npend, sizeof(p->pending[0]), cmp_time);
+	d9_sort(p->pending, p->npend, sizeof(p->pending[0]), cmp_time);
 	for (size_t i = 0; !ret && i < p->npend; i++) {
 		ret = resolve(p, &p->pending[i]);
 		if (!ret && p->pending[i].hdr.type != DIAL9_REC_PAD)

@@ -7,9 +7,11 @@
  * start to end, so the tracepoints are never detached and re-attached
  * under load) records them.  A finding is: a call that hangs (watchdog:
  * every task's stack to the kernel log, then failure), a writable data
- * page, a malformed record or a non-zero reserved field in the holder's
- * rings, an unprivileged session following or seeing a process of
- * another user, or a kernel splat (the VM's log check).
+ * page, a malformed record or a non-zero byte where the ABI says zero in
+ * the rings of the holder or of the fuzzed sessions, an unprivileged
+ * session following or seeing a process of another user, or a kernel
+ * splat (the VM's log check).  A sequence is one thread's run of 200
+ * random calls, or a forked child's 30, on the sessions as they stand.
  *
  * Seeds: each run replays the kept seeds (kept_seeds[]: add one that
  * found something) for KEPT_SECS each, then a fresh one, printed, for
@@ -41,8 +43,9 @@ struct fuzz {
 	struct { void *p; size_t len; bool ctrl; int prot; } maps[NMAPS];
 	pid_t kids[NKIDS];
 	int nkids;
-	long calls, ioctls, mmaps, forks;
+	long calls, ioctls, mmaps, forks, sequences;
 	long findings;
+	long fuzzed_recs, skipped;	/* of the fuzzed sessions' rings */
 	long page;
 };
 
@@ -270,10 +273,13 @@ static void fuzz_fork(struct fuzz *f, uint64_t *s)
 		f->kids[f->nkids++] = kid;
 	pthread_mutex_unlock(&f->lock);
 	__atomic_add_fetch(&f->forks, 1, __ATOMIC_RELAXED);
+	/* the child's (its calls are its own, not counted here) */
+	__atomic_add_fetch(&f->sequences, 1, __ATOMIC_RELAXED);
 }
 
 static void fuzz_ops(struct fuzz *f, uint64_t *s, long n)
 {
+	__atomic_add_fetch(&f->sequences, 1, __ATOMIC_RELAXED);
 	for (long k = 0; k < n; k++) {
 		unsigned int op = rnd(s) % 100;
 		int fd;
@@ -315,10 +321,147 @@ static void *fuzz_thread(void *arg)
 	return NULL;
 }
 
+/* Whether an unprivileged session may name process @id. */
+static bool visible(struct fuzz *f, uint32_t id, bool redacted_ok)
+{
+	bool ok = id == (uint32_t)getpid() ||
+		  (redacted_ok && (!id || id == DIAL9_TID_REDACTED));
+
+	pthread_mutex_lock(&f->lock);
+	for (int k = 0; !ok && k < f->nkids; k++)
+		ok = id == (uint32_t)f->kids[k];
+	pthread_mutex_unlock(&f->lock);
+	return ok;
+}
+
+/* @n bytes at @p are zero. */
+static bool zero(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	while (n && !*b) {
+		b++;
+		n--;
+	}
+	return !n;
+}
+
+/* A redacted side of a switch shows nothing but that it is redacted. */
+static bool redacted_side_empty(const struct dial9_rec_switch *sw, bool prev)
+{
+	if (prev)
+		return sw->prev_tid == DIAL9_TID_REDACTED && !sw->prev_prio &&
+		       !sw->prev_state && !sw->prev_run_delay_ns &&
+		       !sw->prev_pcount &&
+		       !(sw->hdr.flags & (DIAL9_SWITCH_PREEMPT |
+					  DIAL9_SWITCH_PREV_RUNNABLE |
+					  DIAL9_SWITCH_PREV_TARGET));
+	return sw->next_tid == DIAL9_TID_REDACTED && !sw->next_prio &&
+	       !sw->next_wait_ns && !sw->next_run_delay_ns &&
+	       !sw->next_pcount &&
+	       !(sw->hdr.flags & (DIAL9_SWITCH_WAIT_VALID |
+				  DIAL9_SWITCH_NEXT_TARGET));
+}
+
 /*
- * The holder's records: well formed (d9_drain), zero where the ABI says
- * zero, and, unprivileged, naming only this process and its children.
+ * One record of @who's rings: zero where the ABI says zero (reserved
+ * fields, flags no one defined, a redacted side's fields, a name's
+ * padding) and, unprivileged, naming only this process and its children
+ * (else redacted, or 0 for the idle task).
  */
+static void check_rec(struct fuzz *f, const struct dial9_rec_header *r,
+		      const char *who)
+{
+	const struct dial9_rec_switch *sw = (const void *)r;
+	const struct dial9_rec_wake *wk = (const void *)r;
+	const struct dial9_rec_comm *cm = (const void *)r;
+	const struct dial9_rec_unfollowed *uf = (const void *)r;
+	const char *bad = NULL;
+	uint32_t ids[2] = { 0, 0 };
+	bool own_only = false;
+	int nids = 2;
+	size_t n;
+
+	switch (r->type) {
+	case DIAL9_REC_SWITCH:
+		if (r->size < sizeof(*sw))
+			bad = "short switch record";
+		else if (sw->reserved || r->flags >> 6)
+			bad = "switch record: reserved or flags not zero";
+		else if ((sw->prev_tgid == DIAL9_TID_REDACTED &&
+			  !redacted_side_empty(sw, true)) ||
+			 (sw->next_tgid == DIAL9_TID_REDACTED &&
+			  !redacted_side_empty(sw, false)))
+			bad = "switch record: a redacted side shows something";
+		ids[0] = sw->prev_tgid;
+		ids[1] = sw->next_tgid;
+		break;
+	case DIAL9_REC_WAKING:
+	case DIAL9_REC_WAKEUP:
+	case DIAL9_REC_WAKEUP_NEW:
+		if (r->flags >> 3)
+			bad = "wake record: flags not zero";
+		else if (wk->tgid == DIAL9_TID_REDACTED &&
+			 (wk->tid != DIAL9_TID_REDACTED || wk->prio))
+			bad = "wake record: a redacted task shows something";
+		else if (wk->waker_tgid == DIAL9_TID_REDACTED &&
+			 wk->waker_tid != DIAL9_TID_REDACTED)
+			bad = "wake record: a redacted waker shows its tid";
+		ids[0] = wk->tgid;
+		ids[1] = wk->waker_tgid;
+		break;
+	case DIAL9_REC_COMM:
+		n = strnlen(cm->comm, sizeof(cm->comm));
+		if (r->flags || !zero(cm->comm + n, sizeof(cm->comm) - n))
+			bad = "comm record: flags or padding not zero";
+		ids[0] = cm->tgid;
+		own_only = true;
+		nids = 1;
+		break;
+	case DIAL9_REC_MIGRATE:
+		if (r->flags)
+			bad = "migrate record: flags not zero";
+		ids[0] = ((const struct dial9_rec_migrate *)r)->tgid;
+		own_only = true;
+		nids = 1;
+		break;
+	case DIAL9_REC_EXIT:
+		if (r->flags & ~DIAL9_EXIT_GROUP_DEAD)
+			bad = "exit record: flags not zero";
+		ids[0] = ((const struct dial9_rec_exit *)r)->tgid;
+		own_only = true;
+		nids = 1;
+		break;
+	case DIAL9_REC_UNFOLLOWED:
+		if (r->flags & ~DIAL9_UNFOLLOWED_EXEC)
+			bad = "unfollowed record: flags not zero";
+		ids[0] = uf->tgid;
+		ids[1] = uf->parent_tgid;
+		own_only = true;
+		break;
+	case DIAL9_REC_LOST:
+		if (r->flags)
+			bad = "lost record: flags not zero";
+		nids = 0;
+		break;
+	default:
+		bad = "a record of no known type";
+		nids = 0;
+	}
+	if (bad) {
+		printf("# in the %s's rings:\n", who);
+		finding(f, bad, r->type, r->flags);
+	}
+	for (int i = 0; f->unpriv && i < nids; i++) {
+		if ((ids[i] || own_only) && !visible(f, ids[i], !own_only)) {
+			printf("# in the %s's rings:\n", who);
+			finding(f, "unprivileged session saw another process",
+				ids[i], r->type);
+		}
+	}
+}
+
+/* The holder's records: well formed (d9_drain) and check_rec()'s. */
 static int check_records(struct fuzz *f, struct d9 *h, long *nrec)
 {
 	struct d9_recs recs = { 0 };
@@ -329,32 +472,125 @@ static int check_records(struct fuzz *f, struct d9 *h, long *nrec)
 		return ret;
 	}
 	d9_for_each(r, &recs) {
-		const struct dial9_rec_switch *sw = (const void *)r;
-		uint32_t ids[2] = { 0, 0 };
-
 		(*nrec)++;
-		if (r->type == DIAL9_REC_SWITCH) {
-			if (sw->reserved)
-				finding(f, "switch record: reserved not zero",
-					sw->reserved, 0);
-			ids[0] = sw->prev_tgid;
-			ids[1] = sw->next_tgid;
-		}
-		for (int i = 0; f->unpriv && i < 2; i++) {
-			bool ok = !ids[i] || ids[i] == DIAL9_TID_REDACTED ||
-				  ids[i] == (uint32_t)getpid();
-
-			pthread_mutex_lock(&f->lock);
-			for (int k = 0; !ok && k < f->nkids; k++)
-				ok = ids[i] == (uint32_t)f->kids[k];
-			pthread_mutex_unlock(&f->lock);
-			if (!ok)
-				finding(f, "unprivileged session saw another process",
-					ids[i], r->type);
-		}
+		check_rec(f, r, "holder");
 	}
 	d9_recs_free(&recs);
 	return 0;
+}
+
+/*
+ * Copy what is unread in one ring of a fuzzed session into @out and
+ * consume it.  Its tail is the fuzzer's to scribble on: read once, and a
+ * wild one (beyond head, too far behind, misaligned) only skips the ring.
+ * The kernel, trusting such a tail, may also write over bytes while they
+ * are copied: the copy is kept only if head stayed short of tail + size
+ * (a record and a pad below it).  0, 1 if skipped, -EPROTO if malformed.
+ */
+static int copy_ring(struct dial9_ring_ctrl *c, const unsigned char *data,
+		     uint32_t size, struct d9_recs *out)
+{
+	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_RELAXED), t;
+	size_t len = out->len, count = out->count;
+	int ret = 0;
+
+	if (tail > head || head - tail > size || tail % 8) {
+		__atomic_store_n(&c->tail, head, __ATOMIC_RELEASE);
+		return 1;
+	}
+	for (t = tail; !ret && t < head;) {
+		uint32_t off = t & (size - 1);
+		const struct dial9_rec_header *h = (const void *)(data + off);
+		struct dial9_rec_header hdr;
+
+		memcpy(&hdr, h, sizeof(hdr.type) + sizeof(hdr.size));
+		if (hdr.size < 8 || hdr.size % 8 || off + hdr.size > size ||
+		    (hdr.type != DIAL9_REC_PAD && hdr.size < sizeof(hdr))) {
+			ret = -EPROTO;
+			break;
+		}
+		if (hdr.type != DIAL9_REC_PAD) {
+			if (out->len + hdr.size > out->cap) {
+				size_t cap = out->cap ? out->cap * 2 : 65536;
+				void *b;
+
+				while (cap < out->len + hdr.size)
+					cap *= 2;
+				b = realloc(out->buf, cap);
+				if (!b) {
+					ret = 1;
+					break;
+				}
+				out->buf = b;
+				out->cap = cap;
+			}
+			memcpy(out->buf + out->len, h, hdr.size);
+			/* the size it was copied by, whatever the ring says now */
+			memcpy(out->buf + out->len + 2, &hdr.size, 2);
+			out->len += hdr.size;
+			out->count++;
+		}
+		t += hdr.size;
+	}
+	if (__atomic_load_n(&c->head, __ATOMIC_ACQUIRE) + 256 > tail + size) {
+		out->len = len;		/* perhaps written over: not checked */
+		out->count = count;
+		ret = 1;
+	}
+	__atomic_store_n(&c->tail, head, __ATOMIC_RELEASE);
+	return ret;
+}
+
+/*
+ * The records of the fuzzed sessions, as the holder's: each CPU's ring
+ * whose stats show records (never allocating rings of a session that
+ * has none), mapped for the check and unmapped after.
+ */
+static void check_fuzzed(struct fuzz *f, long *nrec)
+{
+	int ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+	if (ncpu > D9_MAX_CPUS)
+		ncpu = D9_MAX_CPUS;
+	pthread_rwlock_rdlock(&f->fd_lock);
+	for (int i = 0; i < NFDS; i++) {
+		struct d9_recs recs = { 0 };
+		struct d9 d = { .fd = f->fds[i] };
+
+		for (int cpu = 0; d.fd >= 0 && cpu < ncpu; cpu++) {
+			struct dial9_ring_stats st;
+			struct dial9_ring_ctrl *c;
+			void *data;
+			int ret;
+
+			if (d9_stats(&d, cpu, &st) || (!st.written && !st.lost))
+				continue;
+			c = mmap(NULL, f->page, PROT_READ | PROT_WRITE,
+				 MAP_SHARED, d.fd, DIAL9_MMAP_CTRL(cpu));
+			if (c == MAP_FAILED)
+				continue;
+			/* its size from the kernel, not from the page */
+			data = mmap(NULL, st.ring_size, PROT_READ, MAP_SHARED,
+				    d.fd, DIAL9_MMAP_DATA(cpu));
+			if (data != MAP_FAILED) {
+				ret = copy_ring(c, data, st.ring_size, &recs);
+				if (ret < 0)
+					finding(f, "malformed record in a fuzzed session's rings",
+						i, cpu);
+				f->skipped += ret == 1;
+				munmap(data, st.ring_size);
+			}
+			munmap(c, f->page);
+		}
+		d9_for_each(r, &recs) {
+			(*nrec)++;
+			f->fuzzed_recs++;
+			check_rec(f, r, "fuzzed session");
+		}
+		d9_recs_free(&recs);
+	}
+	pthread_rwlock_unlock(&f->fd_lock);
 }
 
 /* One run: NTHREADS threads for @secs with @seed.  Returns findings. */
@@ -387,6 +623,7 @@ static long fuzz_run(uint64_t seed, int secs, bool unpriv)
 	while (d9_now() < f->end_ns) {
 		usleep(100000);
 		check_records(f, &holder, &nrec);
+		check_fuzzed(f, &nrec);
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
 	}
@@ -395,6 +632,7 @@ static long fuzz_run(uint64_t seed, int secs, bool unpriv)
 	while (waitpid(-1, NULL, 0) > 0)
 		;
 	check_records(f, &holder, &nrec);
+	check_fuzzed(f, &nrec);
 	d9_close(&holder);
 	for (int i = 0; i < NFDS; i++)
 		if (f->fds[i] >= 0)
@@ -402,9 +640,10 @@ static long fuzz_run(uint64_t seed, int secs, bool unpriv)
 	for (int i = 0; i < NMAPS; i++)
 		if (f->maps[i].p)
 			munmap(f->maps[i].p, f->maps[i].len);
-	printf("# seed %#llx, %s, %d s: %ld calls (%ld ioctl, %ld mmap), %ld forks, %ld records checked, %ld findings\n",
+	printf("# seed %#llx, %s, %d s: %ld calls (%ld ioctl, %ld mmap) in %ld sequences, %ld forks, %ld records checked (%ld of the fuzzed sessions, %ld of their rings skipped), %ld findings\n",
 	       (unsigned long long)seed, unpriv ? "uid 65534" : "root", secs,
-	       f->calls, f->ioctls, f->mmaps, f->forks, nrec, f->findings);
+	       f->calls, f->ioctls, f->mmaps, f->sequences, f->forks, nrec,
+	       f->fuzzed_recs, f->skipped, f->findings);
 	found = f->findings;
 	free(f);
 	return found;

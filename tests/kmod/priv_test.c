@@ -321,6 +321,17 @@ TEST(reused_opener_pid_is_not_the_opener)
 }
 
 /*
+ * Make the setuid-root copy of busybox that the tests below exec; 0 or
+ * -1 (then they skip).
+ */
+static int make_setuid_prog(void)
+{
+	return system("cp /bin/busybox /tmp/d9-setuid-busybox && "
+		      "chown 0:0 /tmp/d9-setuid-busybox && "
+		      "chmod 4755 /tmp/d9-setuid-busybox") ? -1 : 0;
+}
+
+/*
  * An unprivileged session stops following a child at an exec that gains
  * privileges (a setuid-root program), and says so: an UNFOLLOWED record
  * with DIAL9_UNFOLLOWED_EXEC, and nothing of the child unredacted after.
@@ -335,9 +346,7 @@ TEST(setuid_exec_ends_following)
 	pid_t kid;
 	struct d9 d;
 
-	if (system("cp /bin/busybox /tmp/d9-setuid-busybox && "
-		   "chown 0:0 /tmp/d9-setuid-busybox && "
-		   "chmod 4755 /tmp/d9-setuid-busybox"))
+	if (make_setuid_prog())
 		SKIP(return, "cannot make a setuid program");
 	ASSERT_EQ(0, drop_privileges());
 	ASSERT_EQ(0, d9_open(&d));
@@ -404,6 +413,202 @@ TEST(setuid_exec_ends_following)
 	EXPECT_EQ(0, after);
 	d9_recs_free(&recs);
 	d9_close(&d);
+}
+
+/*
+ * In @kid's records: UNFOLLOWED (DIAL9_UNFOLLOWED_EXEC) records of it, and
+ * records that show it unredacted.
+ */
+static void count_kid(const struct d9_recs *recs, pid_t kid, int *unfollowed,
+		      int *seen)
+{
+	*unfollowed = 0;
+	*seen = 0;
+	d9_for_each(r, recs) {
+		const struct dial9_rec_switch *sw = (const void *)r;
+		const struct dial9_rec_wake *wk = (const void *)r;
+		const struct dial9_rec_comm *cm = (const void *)r;
+		const struct dial9_rec_unfollowed *uf = (const void *)r;
+
+		switch (r->type) {
+		case DIAL9_REC_SWITCH:
+			*seen += (pid_t)sw->prev_tgid == kid ||
+				 (pid_t)sw->next_tgid == kid;
+			break;
+		case DIAL9_REC_WAKING:
+		case DIAL9_REC_WAKEUP:
+		case DIAL9_REC_WAKEUP_NEW:
+			*seen += (pid_t)wk->tgid == kid ||
+				 (pid_t)wk->waker_tgid == kid;
+			break;
+		case DIAL9_REC_COMM:
+		case DIAL9_REC_MIGRATE:
+		case DIAL9_REC_EXIT:
+			*seen += (pid_t)cm->tgid == kid;
+			break;
+		case DIAL9_REC_UNFOLLOWED:
+			*unfollowed += (pid_t)uf->tgid == kid &&
+				       (r->flags & DIAL9_UNFOLLOWED_EXEC);
+			break;
+		}
+	}
+}
+
+/*
+ * Give the setuid shell @ready as fd 3 and @go as fd 4 (both may be
+ * among fds 3 and 4 now): 0 or -1.
+ */
+static int script_fds(int ready, int go)
+{
+	int r = fcntl(ready, F_DUPFD, 10), g = fcntl(go, F_DUPFD, 10);
+
+	return r < 0 || g < 0 || dup2(r, 3) != 3 || dup2(g, 4) != 4 ? -1 : 0;
+}
+
+/*
+ * The setuid shell's script: "a\n" on fd 3, a line from fd 4, 30 sleeps,
+ * "b\n" on fd 3.
+ */
+#define D9_SETUID_SCRIPT \
+	"echo a >&3; read x <&4; i=0; while [ $i -lt 30 ]; do usleep 1000; " \
+	"i=$((i+1)); done; echo b >&3"
+
+/*
+ * The ids @pid runs with: whether the setuid program kept its privileges
+ * (then the credentials stop the records) or dropped them (then its
+ * AT_SECURE does).
+ */
+static void log_ids(struct __test_metadata *_metadata, pid_t pid)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Uid:", 4) || !strncmp(line, "CapPrm:", 7))
+			TH_LOG("%d %.*s", pid, (int)strcspn(line, "\n"), line);
+	if (f)
+		fclose(f);
+}
+
+/*
+ * A followed child that execs a setuid program while the session is
+ * disabled is not recorded after ENABLE: the trace says it is no longer
+ * followed, and shows none of its records.
+ */
+TEST(setuid_exec_while_disabled_ends_following)
+{
+	struct dial9_target t = { .size = sizeof(t) };
+	struct d9_recs recs = { 0 };
+	int go[2], ready[2], st, unfollowed, seen;
+	pid_t kid;
+	struct d9 d;
+	char c, l[2];
+
+	if (make_setuid_prog())
+		SKIP(return, "cannot make a setuid program");
+	ASSERT_EQ(0, drop_privileges());
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, d9_open(&d));
+	t.pid = getpid();
+	t.flags = DIAL9_TARGET_CHILDREN;
+	ASSERT_EQ(0, d9_ioctl(d.fd, DIAL9_IOC_ADD_TARGET, &t));
+	ASSERT_EQ(0, d9_map(&d));
+	ASSERT_EQ(0, d9_enable(&d));
+	kid = fork();		/* followed: the session is enabled */
+	ASSERT_LE(0, kid);
+	if (!kid) {
+		if (read(go[0], &c, 1) != 1 || script_fds(ready[1], go[0]))
+			_exit(126);
+		execl("/tmp/d9-setuid-busybox", "sh", "-c", D9_SETUID_SCRIPT,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(ready[1]);
+	ASSERT_EQ(0, d9_disable(&d));
+	ASSERT_LE(0, d9_drain(&d, &recs));	/* before: not counted */
+	d9_recs_free(&recs);
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(2, read(ready[0], l, 2));	/* the setuid shell runs */
+	log_ids(_metadata, kid);
+	ASSERT_EQ(0, d9_enable(&d));
+	ASSERT_EQ(2, write(go[1], "g\n", 2));
+	ASSERT_EQ(2, read(ready[0], l, 2));	/* its sleeps are done */
+	ASSERT_EQ(kid, waitpid(kid, &st, 0));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+	ASSERT_EQ(0, d9_disable(&d));
+	ASSERT_LE(0, d9_drain(&d, &recs));
+	count_kid(&recs, kid, &unfollowed, &seen);
+	unlink("/tmp/d9-setuid-busybox");
+	TH_LOG("child %d, setuid exec while disabled: %d records of it after ENABLE, %d UNFOLLOWED",
+	       kid, seen, unfollowed);
+	EXPECT_EQ(0, seen);
+	EXPECT_EQ(1, unfollowed);
+	d9_recs_free(&recs);
+	d9_close(&d);
+}
+
+/*
+ * The opener (uid 65534) execs a setuid program while its child keeps
+ * the session: the child cannot ADD_TARGET it, and the opener's own
+ * entry (every session follows its opener) records nothing of it.  The
+ * child reports to us through @res: -errno of ADD_TARGET, then the
+ * records of the opener it saw and the UNFOLLOWED records of it.
+ */
+TEST(setuid_opener_is_not_followed)
+{
+	int res[2], ready[2], go[2], st, v[3] = { 1, -1, -1 };
+	pid_t opener;
+
+	if (make_setuid_prog())
+		SKIP(return, "cannot make a setuid program");
+	ASSERT_EQ(0, pipe(res));
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	opener = fork();
+	ASSERT_LE(0, opener);
+	if (!opener) {
+		struct dial9_target t = { .size = sizeof(t) };
+		struct d9_recs recs = { 0 };
+		pid_t me = getpid();
+		struct d9 d;
+		char l[2];
+
+		if (drop_privileges() || d9_open(&d))
+			_exit(2);
+		if (fork()) {	/* the opener; d is close-on-exec */
+			if (script_fds(ready[1], go[0]))
+				_exit(126);
+			execl("/tmp/d9-setuid-busybox", "sh", "-c",
+			      D9_SETUID_SCRIPT, (char *)NULL);
+			_exit(127);
+		}
+		close(ready[1]);
+		if (d9_map(&d) || read(ready[0], l, 2) != 2)
+			_exit(2);	/* the setuid shell runs */
+		t.pid = me;
+		v[0] = d9_ioctl(d.fd, DIAL9_IOC_ADD_TARGET, &t);
+		if (d9_enable(&d) || write(go[1], "g\n", 2) != 2 ||
+		    read(ready[0], l, 2) != 2 || d9_disable(&d) ||
+		    d9_drain(&d, &recs) < 0)
+			_exit(2);
+		count_kid(&recs, me, &v[2], &v[1]);
+		if (write(res[1], v, sizeof(v)) != sizeof(v))
+			_exit(2);
+		_exit(0);
+	}
+	close(res[1]);
+	ASSERT_EQ(sizeof(v), read(res[0], v, sizeof(v)));
+	ASSERT_EQ(opener, waitpid(opener, &st, 0));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+	unlink("/tmp/d9-setuid-busybox");
+	TH_LOG("opener %d after its setuid exec: ADD_TARGET %d, %d records of it, %d UNFOLLOWED",
+	       opener, v[0], v[1], v[2]);
+	EXPECT_EQ(-EPERM, v[0]);
+	EXPECT_EQ(0, v[1]);
+	EXPECT_EQ(1, v[2]);
 }
 
 TEST_HARNESS_MAIN

@@ -139,4 +139,38 @@ for d in empty clock; do
 done
 ok "empty and extreme traces"
 
+step "dial9 fleet on no summaries: no undefined behaviour"
+# nothing to sort (qsort(NULL, 0) is undefined): an empty directory, an
+# empty summary/ level, a summary that is an empty file
+mkdir -p "$T/fleet0" "$T/fleet1/summary" "$T/fleet2/summary/h/s"
+: > "$T/fleet2/summary/h/s/00000001.json.gz"
+for d in fleet0 fleet1 fleet2; do
+	for opt in "" --json; do
+		rc=0
+		# shellcheck disable=SC2086
+		"$D9" fleet $opt "$T/$d" > "$T/$d.out" 2> "$T/$d.err" || rc=$?
+		if [ "$rc" != 0 ] || grep -q 'runtime error' "$T/$d.err"; then
+			bad "fleet $opt $d: exit $rc: $(head -3 "$T/$d.err")"
+		fi
+	done
+done
+ok "fleet with no summaries: exit 0"
+
+step "dial9 fleet: a FIFO and a gzip bomb among the summaries"
+mkdir -p "$T/fleet3/summary/h/s"
+mkfifo "$T/fleet3/summary/h/s/00000001.json.gz"
+# 64 MiB of newlines: 64 KiB of gzip, past a cap of 16 MiB
+head -c 67108864 /dev/zero | tr '\0' '\n' | gzip -9 \
+	> "$T/fleet3/summary/h/s/00000002.json.gz"
+rc=0
+DIAL9_INFLATE_MAX_MB=16 timeout 20 "$D9" fleet "$T/fleet3" \
+	> "$T/fleet3.out" 2> "$T/fleet3.err" || rc=$?
+[ "$rc" = 0 ] || bad "fleet FIFO and bomb: exit $rc (124: blocked)"
+grep -q '00000002.json.gz: decompresses to more than 16 MiB (DIAL9_INFLATE_MAX_MB)$' \
+	"$T/fleet3.err" || bad "fleet bomb: said '$(cat "$T/fleet3.err")'"
+grep -q '^0 summaries, 0 thread rows' "$T/fleet3.out" ||
+	bad "fleet FIFO and bomb: $(head -1 "$T/fleet3.out")"
+rm -f "$T/fleet3/summary/h/s/00000002.json.gz"
+ok "fleet: FIFO skipped, bomb refused at 16 MiB"
+
 finish inputs

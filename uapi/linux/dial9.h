@@ -359,8 +359,14 @@ struct dial9_rec_comm {
  * exec.  Its records up to the exec are in the rings, none after it;
  * from then on it is a foreign process, redacted.  Written on the CPU
  * that ran the exec, when the kernel has loaded the program (the
- * sched_process_exec tracepoint): switches of the task while the kernel
- * loads it, after its new credentials are committed, are still recorded.
+ * sched_process_exec tracepoint); while the kernel loads it, once its
+ * new credentials are committed, the task is already left out unless
+ * they are its old ids and capabilities (an LSM's transition alone).
+ * An exec while the session was disabled is found at the next ENABLE,
+ * which writes the record on its own CPU.  Whatever the session's
+ * state, an unprivileged session records a task only while its user and
+ * group ids and capabilities are the opener's at open(), and ADD_TARGET
+ * of a process started by such an exec fails with EPERM.
  */
 #define DIAL9_UNFOLLOWED_EXEC	0x1
 
