@@ -241,9 +241,14 @@ $(FLEET_STAMP): tests/fleet/package.json tests/fleet/package-lock.json
 	cd tests/fleet && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# Then dial9 record under the disk budget, trigger mode and memory mode
+# (tests/fleet/settings.sh).
 test-fleet: $(TOOLS_T)/dial9 s3-server fleet-deps
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		timeout 600 tests/fleet/run.sh $(TOOLS_T)/dial9 $(BUILD)/tests/fleet
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		timeout 300 tests/fleet/settings.sh $(TOOLS_T)/dial9 \
+		$(BUILD)/tests/fleet-settings
 
 # ---- fuzzing (clang libFuzzer) ----------------------------------------------
 FUZZ_B := $(BUILD)/fuzz
