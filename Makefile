@@ -1,6 +1,7 @@
 # dial9 — top-level build.  `make test` is what CI runs.
 #
-#   make deps      install everything from Debian (idempotent, fast when done)
+#   make deps      install everything from Debian, and the npm packages of
+#                  tests/s3 and tests/fleet (idempotent, fast when done)
 #   make           build the module, the library, the dial9 command and the
 #                  examples
 #   make test      deps + build + every test, the module tests inside a qemu VM
