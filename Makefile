@@ -172,14 +172,24 @@ $(BUILD)/vm-bin/contention: examples/contention.c $(LIB_A) lib/include/dial9.h
 all: $(BUILD)/vm-bin/contention
 
 
-test: deps
-	$(MAKE) all
-	@pass=0; fail=0; for t in $(TEST_TARGETS); do \
+# At the end each step's time and the total (CI must stay well under
+# 30 minutes).
+test:
+	@t0=$$(date +%s); times=""; pass=0; fail=0; \
+	step() { local s=$$(date +%s) r; \
+		$(MAKE) --no-print-directory $$1 && r=ok || r=FAILED; \
+		times="$$times$$(printf '  %-18s %5d s  %s' $$1 \
+			$$(($$(date +%s) - s)) $$r)"$$'\n'; [ $$r = ok ]; }; \
+	step deps && step all || { printf '%s' "$$times"; exit 1; }; \
+	for t in $(TEST_TARGETS); do \
 		echo "=== $$t"; \
-		if $(MAKE) --no-print-directory $$t; then echo "=== $$t: ok"; \
-			pass=$$((pass + 1)); \
+		if step $$t; then echo "=== $$t: ok"; pass=$$((pass + 1)); \
 		else echo "=== $$t: FAILED"; fail=$$((fail + 1)); fi; \
-	done; echo "make test: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
+	done; total=$$(($$(date +%s) - t0)); \
+	echo "make test: time of each step"; printf '%s' "$$times"; \
+	printf '  %-18s %5d s  (%d min %d s)\n' total $$total \
+		$$((total / 60)) $$((total % 60)); \
+	echo "make test: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
