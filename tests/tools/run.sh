@@ -31,7 +31,8 @@ step "synthetic trace: report --html in headless chromium"
 "$D9" report --html "$B/synth" -o "$B/report.html"
 node tests/tools/report_browser.js "$B/report.html" "$B/report.png" \
 	'{"threads":["worker-a","worker-b"],"exactThreads":true,"histRows":8,
-	  "histBars":3,"worst":4,"firstWorst":{"name":"worker-b","us":"100.0"},
+	  "histBars":3,"worst":4,"utc":true,
+	  "firstWorst":{"name":"worker-b","us":"100.0","utc":"2025-12-01T00:00:00.000300Z"},
 	  "culprits":{"worker-a":"worker-b 100% (0.12 ms, 2 waits)",
 	              "worker-b":"worker-a 100% (0.13 ms, 2 waits)"}}' ||
 	bad "report (synthetic)"
@@ -71,8 +72,16 @@ grep -q '^culprits of 501 (?), during 0.040 ms of its waits:$' "$B/sched/culprit
 	bad "sched --culprits: text"
 "$D9" sched --explain --min-delay 5 "$B/sched/culprits" > "$B/sched/explain.txt"
 grep -q '^delays of 0.005 ms or more: 3$' "$B/sched/explain.txt" &&
-	grep -q '^  502 (?): 0.005 ms from 1000.000065 s on CPU 0, woken by ? (601/601)$' "$B/sched/explain.txt" ||
+	grep -q '^  502 (?): 0.005 ms from 1000.000065 s (2025-12-01T00:00:00.000065Z) on CPU 0, woken by ? (601/601)$' "$B/sched/explain.txt" ||
 	bad "sched --explain: text"
+# Wall clock beside trace time: culprits/ has a clock sync (T0 is
+# 2025-12-01T00:00:00Z, mktrace.c), so the UTC of each time is exact.
+grep -q '^max delay of 501 (?): 40.0 us at 1000.000050 s (2025-12-01T00:00:00.000050Z)$' "$B/sched/explain.txt" ||
+	bad "sched: max delay without its UTC"
+"$D9" info "$B/sched/culprits" > "$B/sched/info-utc.txt"
+grep -q '^  first    1000000000000 ns  (2025-12-01T00:00:00.000000Z)$' "$B/sched/info-utc.txt" &&
+	grep -q '^  last     1000000100000 ns  (2025-12-01T00:00:00.000100Z)$' "$B/sched/info-utc.txt" ||
+	bad "info: first and last without their UTC"
 echo "ok     sched and info text, export across a loss, culprits"
 
 step "corrupt input: message with file and offset, exit 1, no output"
@@ -112,7 +121,7 @@ else
 	node tests/tools/check_export.js record "$B/rec.json" || bad "export (recorded)"
 	"$D9" report --html "$B/rec" -o "$B/report-recorded.html"
 	node tests/tools/report_browser.js "$B/report-recorded.html" \
-		"$B/report-recorded.png" '{"threads":["ping","pong"]}' ||
+		"$B/report-recorded.png" '{"threads":["ping","pong"],"utc":true}' ||
 		bad "report (recorded)"
 	# Wall clock beside trace time: every line, against this host's
 	# clock (the trace was just made), and in step with ts.
@@ -132,6 +141,18 @@ const od = JSON.parse(require("fs").readFileSync(process.argv[2], "utf8")).other
 if (od.first_event_ts_ns !== a.ts || od.first_event_utc !== a.utc)
 	throw new Error(`export: first event ${od.first_event_ts_ns} ${od.first_event_utc}, dump ${a.ts} ${a.utc}`);
 ' "$B/rec.jsonl" "$B/rec.json" || bad "dump and export: wall clock"
+	# ... and in info, sched --explain and sched --live (perf, -p).
+	"$D9" info "$B/rec" > "$B/rec-info.txt"
+	"$D9" sched --explain --min-delay 1 "$B/rec" > "$B/rec-explain.txt"
+	perf bench sched pipe -l 1000000 > /dev/null 2>&1 &
+	pp=$!
+	"$D9" sched --live -p $pp --threshold 5 --duration 1 > "$B/rec-live.txt" \
+		2> "$B/rec-live.err" || bad "sched --live: exit status"
+	kill $pp 2> /dev/null || true
+	wait $pp 2> /dev/null || true
+	node tests/tools/check_utc.js "$B/rec.jsonl" "$B/rec-info.txt" \
+		"$B/rec-explain.txt" "$B/rec-live.txt" ||
+		bad "info, sched --explain, sched --live: wall clock"
 fi
 
 step "hostile inputs (tests/tools/inputs.sh)"
