@@ -140,6 +140,11 @@ console.log(`dump: ${ev.length} lines with utc, ${a.utc} to ${z.utc}`);
 const od = JSON.parse(require("fs").readFileSync(process.argv[2], "utf8")).otherData;
 if (od.first_event_ts_ns !== a.ts || od.first_event_utc !== a.utc)
 	throw new Error(`export: first event ${od.first_event_ts_ns} ${od.first_event_utc}, dump ${a.ts} ${a.utc}`);
+/* the clock sync converts any ts: the first event from it is the dump UTC */
+const cs = od.clock_syncs || [];
+const fromSync = cs.length === 1 && Date.parse(cs[0].utc) + (a.ts - cs[0].mono_ns) / 1e6;
+if (cs.length !== 1 || Math.abs(fromSync - ms(a)) > 1)
+	throw new Error(`export: clock_syncs ${JSON.stringify(cs)} do not give the first event UTC ${a.utc}`);
 ' "$B/rec.jsonl" "$B/rec.json" || bad "dump and export: wall clock"
 	# ... and in info, sched --explain and sched --live (perf, -p).
 	"$D9" info "$B/rec" > "$B/rec-info.txt"
