@@ -1,6 +1,7 @@
 # dial9 — top-level build.  `make test` is what CI runs.
 #
-#   make deps      install everything from Debian (idempotent, fast when done)
+#   make deps      install everything from Debian, and the npm packages of
+#                  tests/s3 and tests/fleet (idempotent, fast when done)
 #   make           build the module, the library, the dial9 command and the
 #                  examples
 #   make test      deps + build + every test, the module tests inside a qemu VM
@@ -184,7 +185,8 @@ all: $(BUILD)/vm-bin/contention
 
 
 # Each target a test of the runner (an hour at most each), its own
-# summary line inside; the last line is make test's.
+# summary line inside; at the end each target's time and the total (CI
+# must stay well under 30 minutes), and make test's summary line.
 test: deps
 	$(MAKE) all
 	@$(RUN_TESTS) test -t 3600 -s '' \

@@ -221,8 +221,7 @@ S3_SERVER_STAMP := tests/s3/node_modules/.dial9-installed
 s3-server: $(S3_SERVER_STAMP)
 
 $(S3_SERVER_STAMP): tests/s3/package.json tests/s3/package-lock.json
-	cd tests/s3 && npm ci --no-audit --no-fund --loglevel=error
-	touch $@
+	scripts/npm-ci.sh tests/s3
 
 # ---- fleet summaries: three hosts ship to the S3 test server, DuckDB
 # (@duckdb/node-api from the npm registry, pinned by
@@ -235,13 +234,15 @@ TEST_TARGETS += test-fleet
 fleet-deps: $(FLEET_STAMP)
 
 $(FLEET_STAMP): tests/fleet/package.json tests/fleet/package-lock.json
-	cd tests/fleet && npm ci --no-audit --no-fund --loglevel=error
-	touch $@
+	scripts/npm-ci.sh tests/fleet
 
+# Then dial9 record under the disk budget, trigger mode and memory mode
+# (tests/fleet/settings.sh).
 test-fleet: $(TOOLS_T)/dial9 s3-server fleet-deps
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	$(RUN_TESTS) test-fleet -t 600 \
-		"fleet: tests/fleet/run.sh $(TOOLS_T)/dial9 $(BUILD)/tests/fleet"
+		"fleet: tests/fleet/run.sh $(TOOLS_T)/dial9 $(BUILD)/tests/fleet" \
+		"settings: tests/fleet/settings.sh $(TOOLS_T)/dial9 $(BUILD)/tests/fleet-settings"
 
 # ---- fuzzing (clang libFuzzer) ----------------------------------------------
 FUZZ_B := $(BUILD)/fuzz

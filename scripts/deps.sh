@@ -31,8 +31,7 @@ if [ -n "$missing" ]; then
 		--no-install-recommends $missing
 fi
 
-# npm for the S3 test server (tests/s3, `npm ci` by lib/lib.mk): Debian's
-# npm package, unless an npm came with the installed nodejs.
+# npm: Debian's npm package, unless an npm came with the installed nodejs.
 if ! command -v npm >/dev/null 2>&1; then
 	echo "deps: installing: nodejs npm"
 	export DEBIAN_FRONTEND=noninteractive
@@ -40,6 +39,10 @@ if ! command -v npm >/dev/null 2>&1; then
 	apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends \
 		nodejs npm
 fi
+# From the npm registry, pinned by each package-lock.json: the S3 test
+# server (s3rver, tests/s3) and DuckDB (@duckdb/node-api, tests/fleet).
+# Nothing runs when their stamps are newer than the lock files.
+scripts/npm-ci.sh tests/s3 tests/fleet
 
 # Debian 12 ships a second kernel line, 6.12, in its main archive (as
 # versioned packages only: no metapackage). Fleets run both, so the

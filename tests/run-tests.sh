@@ -18,7 +18,8 @@
 # and one line "ok NAME (S s)", "FAIL NAME (S s[, timed out | exit N])"
 # or "SKIP NAME (S s)".  Last, one line
 #   SUITE: N passed, N failed, N skipped
-# and the exit status: 0 if none failed, else 1 (2: a usage error).
+# after a recap of every test's verdict and time and the suite's total
+# time, and the exit status: 0 if none failed, else 1 (2: a usage error).
 # A test that timed out failed: GNU timeout exits 124, busybox's with the
 # signal's status (143), so a status of 124, 137 or 143 after the whole
 # timeout has passed is a timeout.
@@ -40,7 +41,8 @@ case $suite in
 esac
 
 secs=300 skips="4 77" onfail=
-passed=0 failed=0 skipped=0 failures=
+passed=0 failed=0 skipped=0 failures= recap=
+start=$(now)
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -94,6 +96,8 @@ while [ $# -gt 0 ]; do
 		esac
 	fi
 	echo "$verdict $name ($el s$why)"
+	recap="$recap
+  $verdict $name ($el s$why)"
 	case $verdict in
 	ok) passed=$((passed + 1)) ;;
 	SKIP) skipped=$((skipped + 1)) ;;
@@ -105,6 +109,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
+echo "$suite: each test, then the total time:$recap"
+awk -v a="$start" -v b="$(now)" -v s="$suite" \
+	'BEGIN { t = b - a; printf "  total %.1f s (%d min %d s)\n", t, t / 60, t % 60 }'
 [ -z "$failures" ] || echo "$suite: failed:$failures"
 echo "$suite: $passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]

@@ -284,6 +284,39 @@ static int write_export(FILE *f, void *tl)
 	return export_perfetto(tl, f);
 }
 
+static void json_str_or_null(FILE *f, const char *s)
+{
+	if (s)
+		tl_json_str(f, s, strlen(s));
+	else
+		fputs("null", f);
+}
+
+/* Each source's clock sync: UTC = utc + (ts - mono_ns) on its tracks. */
+static void write_clock_syncs(FILE *f, const struct timeline *tl)
+{
+	bool first = true;
+
+	fputs(",\"clock_syncs\":[", f);
+	for (size_t i = 0; i < tl->st.nsrcs; i++) {
+		const struct sched_source *s = &tl->st.srcs[i];
+		char utc[40];
+
+		d9_sched_utc(d9_wall_ns(s->sync_mono, s->sync_real,
+					s->sync_mono), utc, sizeof(utc));
+		if (!s->synced || !*utc)
+			continue;
+		fputs(first ? "{\"host\":" : ",{\"host\":", f);
+		first = false;
+		json_str_or_null(f, s->host);
+		fputs(",\"boot_id\":", f);
+		json_str_or_null(f, s->boot_id);
+		fprintf(f, ",\"mono_ns\":%llu,\"utc\":\"%s\"}",
+			(unsigned long long)s->sync_mono, utc);
+	}
+	fputc(']', f);
+}
+
 static int export_perfetto(const struct timeline *tl, FILE *f)
 {
 	struct out o = { .f = f, .first = true };
@@ -299,13 +332,15 @@ static int export_perfetto(const struct timeline *tl, FILE *f)
 		   "\"generator\":\"dial9 export %s\",\"files\":%u,"
 		   "\"lost_events\":%llu,\"lost_sched_records\":%llu,"
 		   "\"unmatched_span_ends\":%llu,\"first_event_ts_ns\":%llu,"
-		   "\"first_event_utc\":%s%s%s},\"traceEvents\":[",
+		   "\"first_event_utc\":%s%s%s",
 		DIAL9_VERSION_STRING, tl->files,
 		(unsigned long long)tl->lost_events,
 		(unsigned long long)tl->lost_sched,
 		(unsigned long long)tl->unmatched_ends,
 		(unsigned long long)tl->first_ns, *utc ? "\"" : "",
 		*utc ? utc : "null", *utc ? "\"" : "");
+	write_clock_syncs(f, tl);
+	fputs("},\"traceEvents\":[", f);
 	write_meta(&o, tl);
 	for (uint32_t ti = 0; ti < tl->n_threads && !ret; ti++)
 		ret = write_thread(&o, tl, ti, &si, &pi);

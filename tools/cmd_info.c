@@ -89,21 +89,14 @@ static int cmp_type(const void *a, const void *b)
 
 static void print_time(const char *label, uint64_t ts, const struct summary *s)
 {
-	fprintf(o, "  %-8s %llu ns", label, (unsigned long long)ts);
-	if (s->real) {
-		/* unsigned: any clock-sync pair, however extreme, wraps
-		 * instead of overflowing; a time gmtime_r() cannot show is
-		 * left out */
-		uint64_t wall = s->real + (ts - s->mono);
-		time_t sec = (time_t)(wall / 1000000000);
-		struct tm tm;
-		char buf[64];
+	char utc[40] = "";
 
-		if (gmtime_r(&sec, &tm) &&
-		    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm))
-			fprintf(o, "  (%s.%09lluZ)", buf,
-				(unsigned long long)(wall % 1000000000));
-	}
+	/* as dump and sched show it; none from a hostile clock sync */
+	if (s->real)
+		d9_sched_utc(d9_wall_ns(s->mono, s->real, ts), utc, sizeof(utc));
+	fprintf(o, "  %-8s %llu ns", label, (unsigned long long)ts);
+	if (*utc)
+		fprintf(o, "  (%s)", utc);
 	fprintf(o, "\n");
 }
 

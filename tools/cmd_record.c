@@ -223,20 +223,27 @@ int cmd_record(int argc, char **argv)
 	}
 	dial9_stop();
 	dial9_get_stats(&st);
-	fprintf(stderr, "dial9 record: %llu scheduler events from %s, %llu lost; %llu segments in %s\n",
+	fprintf(stderr, "dial9 record: %llu scheduler events from %s, %llu lost; %llu segments in %s, %llu evicted by the %s budget\n",
 		(unsigned long long)st.sched_events, st.sched_backend,
 		(unsigned long long)st.sched_lost,
-		(unsigned long long)st.segments_sealed, st.dir);
+		(unsigned long long)st.segments_sealed, st.dir,
+		(unsigned long long)st.segments_evicted,
+		cfg.storage == DIAL9_STORAGE_MEMORY ? "memory" : "disk");
 	if (cfg.pipeline)
-		fprintf(stderr, "dial9 record: shipped %llu segments (%llu failed, %llu not shipped by the shutdown timeout, %llu evicted), %llu summaries (%llu lost)%s\n",
+		fprintf(stderr, "dial9 record: shipped %llu segments (%llu failed, %llu not shipped by the shutdown timeout, %llu evicted), %llu summaries (%llu lost)\n",
 			(unsigned long long)st.pipe_done,
 			(unsigned long long)st.pipe_failed,
 			(unsigned long long)st.pipe_abandoned,
 			(unsigned long long)st.pipe_evicted,
 			(unsigned long long)st.summaries_done,
-			(unsigned long long)st.summaries_failed,
-			cfg.mode == DIAL9_MODE_TRIGGER ?
-			" (trigger mode: only dumps are shipped)" : "");
+			(unsigned long long)st.summaries_failed);
+	if (cfg.mode == DIAL9_MODE_TRIGGER)
+		fprintf(stderr, "dial9 record: trigger mode: %llu dumps shipped (%llu triggers folded into them); segments sealed after the last dump %s%s\n",
+			(unsigned long long)st.dumps_done,
+			(unsigned long long)st.dumps_coalesced,
+			cfg.storage == DIAL9_STORAGE_MEMORY ?
+			"were in memory only: they are gone" : "stay in ",
+			cfg.storage == DIAL9_STORAGE_MEMORY ? "" : st.dir);
 	if (st.sched_unfollowed)
 		fprintf(stderr, "dial9 record: INCOMPLETE: %llu processes were not followed (more than %u at once, or from an exec of a privileged program on, as an unprivileged user; dial9 sched lists which): their scheduling is not in the trace\n",
 			(unsigned long long)st.sched_unfollowed,

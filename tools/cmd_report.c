@@ -221,9 +221,13 @@ static int write_data(FILE *f, const struct timeline *tl, size_t top)
 	for (size_t i = 0; i < tl->n_delays && i < top; i++) {
 		const struct tl_delay *d = &tl->delays[i];
 
-		fprintf(f, "%s[%u,%llu,%llu]", i ? "," : "", d->thread,
+		/* and the switch-in's wall clock, from its source's sync */
+		d9_sched_utc(d9_sched_wall_ns(&tl->st, tl->threads[d->thread].src,
+					      d->ts), utc, sizeof(utc));
+		fprintf(f, "%s[%u,%llu,%llu,%s%s%s]", i ? "," : "", d->thread,
 			(unsigned long long)(d->ts - tl->first_ns),
-			(unsigned long long)d->ns);
+			(unsigned long long)d->ns, *utc ? "\"" : "",
+			*utc ? utc : "null", *utc ? "\"" : "");
 	}
 	fputc(']', f);
 	ret = report_why_json(f, tl, by_sched, top);

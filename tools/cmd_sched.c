@@ -20,6 +20,7 @@
 #include <linux/dial9.h>
 
 #include "cli.h"
+#include "common/common.h"
 #include "sched/sched_read.h"
 #include "sched_report.h"
 
@@ -106,11 +107,14 @@ static void live_record(void *ctx, const struct dial9_rec_header *h)
 		if (d9_sched_stats_in(l->st, &in, &r) == 0 && r.delay > 0 &&
 		    r.delay_ns >= l->threshold_ns) {
 			struct sched_thread *t = &l->st->threads[r.thread];
+			char utc[40];
 
-			fprintf(l->out, "%12.6f %-16.16s %8u %8u cpu%-3u %10.1f us\n",
-				(h->time_ns - l->start_ns) / 1e9,
-				t->name[0] ? t->name : "?", in.tgid, in.tid,
-				h->cpu, r.delay_ns / 1e3);
+			d9_sched_utc(d9_sched_wall_ns(l->st, 0, h->time_ns),
+				     utc, sizeof(utc));
+			fprintf(l->out, "%12.6f %-27s %-16.16s %8u %8u cpu%-3u %10.1f us\n",
+				(double)(int64_t)(h->time_ns - l->start_ns) / 1e9,
+				*utc ? utc : "-", t->name[0] ? t->name : "?",
+				in.tgid, in.tid, h->cpu, r.delay_ns / 1e3);
 			fflush(l->out);
 		}
 		break;
@@ -137,14 +141,6 @@ static void live_record(void *ctx, const struct dial9_rec_header *h)
 	}
 }
 
-static uint64_t mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int sched_live(struct sched_stats *st, int *pids, unsigned int npids,
 		      uint64_t threshold_ns, uint64_t duration_ns,
 		      const struct sched_report_opts *ro)
@@ -158,8 +154,20 @@ static int sched_live(struct sched_stats *st, int *pids, unsigned int npids,
 	struct sigaction sa = { .sa_handler = on_sigint };
 	struct dial9_ksched *k;
 	char why[512] = "";
-	int ret;
+	int ret, src;
 
+	/* The wall clock of the records' CLOCK_MONOTONIC times, as a
+	 * trace's clock sync gives it: the lines and the report show UTC.
+	 * Taken before the rings open: no record is older than time 0. */
+	src = d9_sched_stats_source(st, NULL, NULL);
+	if (src < 0) {
+		fprintf(stderr, "dial9 sched --live: out of memory\n");
+		return 1;
+	}
+	l.start_ns = d9_clock_gettime_ns();
+	st->srcs[src].sync_mono = l.start_ns;
+	st->srcs[src].sync_real = d9_clock_realtime_ns();
+	st->srcs[src].synced = true;
 	ret = dial9_ksched_open(&k, &o, why, sizeof(why));
 	if (ret) {
 		fprintf(stderr, "dial9 sched --live: %s\n%s\n", why,
@@ -172,16 +180,15 @@ static int sched_live(struct sched_stats *st, int *pids, unsigned int npids,
 			dial9_ksched_backend(k), dial9_ksched_fallback_reason(k));
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	l.start_ns = mono_now();
 	if (!ro->json)
-		fprintf(stdout, "%12s %-16s %8s %8s %-6s %13s\n", "time_s",
-			"comm", "pid", "tid", "cpu", "runq_delay");
+		fprintf(stdout, "%12s %-27s %-16s %8s %8s %-6s %13s\n", "time_s",
+			"utc", "comm", "pid", "tid", "cpu", "runq_delay");
 	while (!interrupted) {
 		struct pollfd p = { .fd = dial9_ksched_fd(k), .events = POLLIN };
 		uint64_t now;
 
 		poll(&p, 1, 100);
-		now = mono_now();
+		now = d9_clock_gettime_ns();
 		ret = dial9_ksched_drain(k, now - 2000000, live_record, &l);
 		if (ret < 0)
 			break;
@@ -196,7 +203,7 @@ static int sched_live(struct sched_stats *st, int *pids, unsigned int npids,
 		fprintf(stderr, "dial9 sched --live: %s\n", dial9_strerror(ret));
 		return 1;
 	}
-	d9_sched_stats_finish(st, mono_now());
+	d9_sched_stats_finish(st, d9_clock_gettime_ns());
 	if (d9_sched_stats_culprits(st)) {
 		fprintf(stderr, "dial9 sched --live: out of memory\n");
 		return 1;

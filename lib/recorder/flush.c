@@ -84,12 +84,42 @@ static void report_losses(struct recorder *r)
 	r->invalid_reported = invalid;
 }
 
+/* The stream of scheduler events so far into the segments. */
+static void ksched_write(struct recorder *r)
+{
+	const void *data;
+	size_t len;
+
+	if (r->kt.nevents && !d9_ktrace_end(&r->kt, &data, &len)) {
+		d9_segw_write_raw(r->segw, data, len);
+		r->sched_events += r->kt.nevents;
+	}
+}
+
+/*
+ * One record into the stream; a stream that reached a batch's size
+ * (buffer_bytes, or a segment's if smaller) is written and a new one
+ * begun: a flush after a burst is several batches, so segments rotate at
+ * max_file_bytes and the budget evicts old ones, not the newest whole.
+ */
 static void ksched_record(void *ctx, const struct dial9_rec_header *rec)
 {
 	struct recorder *r = ctx;
+	uint64_t limit = r->cfg.buffer_bytes;
+	size_t len;
 
-	if (d9_ktrace_add(&r->kt, rec))
+	if (d9_ktrace_add(&r->kt, rec)) {
 		r->sched_error = -EPROTO;
+		return;
+	}
+	if (r->cfg.max_file_bytes < limit)
+		limit = r->cfg.max_file_bytes;
+	dial9_encoder_data(r->kt.enc, &len);
+	if (len < limit)
+		return;
+	ksched_write(r);
+	if (d9_ktrace_begin(&r->kt))
+		r->sched_error = -ENOMEM;
 }
 
 /*
@@ -98,8 +128,7 @@ static void ksched_record(void *ctx, const struct dial9_rec_header *rec)
  */
 static uint64_t ksched_flush(struct recorder *r, uint64_t horizon)
 {
-	const void *data;
-	size_t len;
+	uint64_t before = r->sched_events;
 	int ret;
 
 	if (!r->ks || d9_ktrace_begin(&r->kt))
@@ -111,12 +140,8 @@ static uint64_t ksched_flush(struct recorder *r, uint64_t horizon)
 		dial9_ksched_close(r->ks);
 		r->ks = NULL;
 	}
-	if (r->kt.nevents && !d9_ktrace_end(&r->kt, &data, &len)) {
-		d9_segw_write_raw(r->segw, data, len);
-		r->sched_events += r->kt.nevents;
-		return r->kt.nevents;
-	}
-	return 0;
+	ksched_write(r);
+	return r->sched_events - before;
 }
 
 /* Open the scheduler source the configuration asks for. */

@@ -236,7 +236,7 @@ struct d9_ktrace {
 	uint64_t unfollowed;	/* UNFOLLOWED records, total */
 };
 
-/* Start a stream (one per flush). */
+/* Start a stream (one per flush, or per batch's worth: flush.c). */
 int d9_ktrace_begin(struct d9_ktrace *kt);
 /* Add one record; records of unknown types are skipped. */
 int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *rec);

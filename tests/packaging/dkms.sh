@@ -57,6 +57,28 @@ installed_for || fail "not installed after the upgrade: $(dkms status)"
 ! has 'dial9-test-packages: changed' /usr/src/dial9-"$ver"/kmod/main.c || fail "the old source stayed"
 ok "a changed source: make dkms-install upgrades in place"
 
+# dkms.conf claims Debian 12's two kernel lines and nothing else: its
+# BUILD_EXCLUSIVE_KERNEL, as dkms reads it (bash =~), takes 6.1 and 6.12
+# versions only, and dkms itself refuses to build for another (exit 77,
+# before it looks for headers).
+excl=$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"$/\1/p' dkms.conf)
+[ -n "$excl" ] || fail "dkms.conf has no BUILD_EXCLUSIVE_KERNEL"
+for k in 6.1.0-28-cloud-amd64 6.1.0-31-amd64 6.12.38+deb12-cloud-amd64 \
+	6.12.12+bpo-amd64 "$kver"; do
+	[[ $k =~ $excl ]] || fail "BUILD_EXCLUSIVE_KERNEL=$excl refuses $k"
+done
+for k in 6.10.0-1-amd64 6.11.5 6.13.2-amd64 6.120.0 5.10.0-30-amd64 \
+	6.5.0-1-cloud-amd64 7.1.0 16.1.0 6.18.44-fc; do
+	if [[ $k =~ $excl ]]; then fail "BUILD_EXCLUSIVE_KERNEL=$excl takes $k"; fi
+done
+set +e
+dkms build -m dial9 -v "$ver" -k 6.10.0-1-amd64 >"$t/dkms-excl.log" 2>&1
+rc=$?
+set -e
+[ $rc = 77 ] && has 'BUILD_EXCLUSIVE directive which does not match' "$t/dkms-excl.log" ||
+	fail "dkms build for 6.10.0-1-amd64: rc $rc, $(cat "$t/dkms-excl.log")"
+ok "BUILD_EXCLUSIVE_KERNEL=$excl: 6.1 and 6.12 only; dkms refuses 6.10 (exit 77)"
+
 make --no-print-directory dkms-uninstall >>"$t/dkms.log" 2>&1 || fail "make dkms-uninstall"
 trap - EXIT
 [ ! -e /var/lib/dkms/dial9 ] && ! compgen -G '/usr/src/dial9-*' >/dev/null &&

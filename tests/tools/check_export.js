@@ -111,6 +111,13 @@ if (mode === "synth") {
   check(X.length === 21 && evs.length === 3 + 21 + 1 + 3,
         `21 X slices and 28 events in all (got ${X.length}, ${evs.length})`);
   check(doc.otherData.files === 2 && doc.otherData.unmatched_span_ends === 0, "otherData");
+  /* mktrace's clock sync: T0 is 2025-12-01T00:00:00Z */
+  check(doc.otherData.first_event_ts_ns === 1e12 &&
+        doc.otherData.first_event_utc === "2025-12-01T00:00:00.000000Z" &&
+        eq(doc.otherData.clock_syncs, [{ host: null, boot_id: null, mono_ns: 1e12,
+                                         utc: "2025-12-01T00:00:00.000000Z" }]),
+        "otherData: the first event's UTC and the source's clock sync (got " +
+        JSON.stringify(doc.otherData) + ")");
 } else {
   /* mktrace record: threads ping and pong, 50 rounds in "round" spans */
   const tids = Object.keys(names).filter((t) => ["ping", "pong"].includes(names[t]));

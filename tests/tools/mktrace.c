@@ -26,6 +26,9 @@
 #include "dial9.h"
 
 #define T0 1000000000000ull	/* ns: 1000 s of CLOCK_MONOTONIC */
+/* The wall clock at T0 where a trace has a clock sync (synth, culprits):
+ * 2025-12-01T00:00:00Z, so US(x) is 2025-12-01T00:00:00.000xxxZ. */
+#define REAL0 1764547200000000000ull
 #define US(x) (T0 + (uint64_t)((x) * 1000.0))
 
 enum { OUT = 1, IN, WAKING, COMM, BEGIN_REQ, END_REQ, BEGIN_Q, END_Q,
@@ -128,6 +131,7 @@ static int synth(const char *dir)
 	/* 1.dial9: the kernel's view, and worker-b's unfinished span */
 	preamble(e);
 	CHECK(dial9_encoder_begin_stream(e));
+	CHECK(dial9_encoder_clock_sync(e, T0, REAL0));
 	CHECK(dial9_encoder_schema(e, OUT, DIAL9_KIND_INSTANT, "sched.switch_out", 6, f_out));
 	CHECK(dial9_encoder_schema(e, IN, DIAL9_KIND_INSTANT, "sched.switch_in", 6, f_in));
 	CHECK(dial9_encoder_schema(e, WAKING, DIAL9_KIND_INSTANT, "sched.waking", 6, f_waking));
@@ -436,6 +440,7 @@ static int sched_cases(const char *dir)
 	 * 92: 4 us behind 601, then 2 us on an idle CPU 0 (idle from 80).
 	 */
 	sched_begin(e, NULL, NULL);
+	CHECK(dial9_encoder_clock_sync(e, T0, REAL0));
 	s_inx(e, 0, 501, 0, 0, 0, 0, 0);
 	s_inx(e, 0, 601, 1, 0, 0, 0, 0);
 	s_outx(e, 10, 501, 0, true, 0, 1, 502);

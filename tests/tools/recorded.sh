@@ -21,7 +21,7 @@ else
 	node tests/tools/check_export.js record "$B/rec.json" || bad "export (recorded)"
 	"$D9" report --html "$B/rec" -o "$B/report-recorded.html"
 	node tests/tools/report_browser.js "$B/report-recorded.html" \
-		"$B/report-recorded.png" '{"threads":["ping","pong"]}' ||
+		"$B/report-recorded.png" '{"threads":["ping","pong"],"utc":true}' ||
 		bad "report (recorded)"
 	# Wall clock beside trace time: every line, against this host's
 	# clock (the trace was just made), and in step with ts.
@@ -40,7 +40,24 @@ console.log(`dump: ${ev.length} lines with utc, ${a.utc} to ${z.utc}`);
 const od = JSON.parse(require("fs").readFileSync(process.argv[2], "utf8")).otherData;
 if (od.first_event_ts_ns !== a.ts || od.first_event_utc !== a.utc)
 	throw new Error(`export: first event ${od.first_event_ts_ns} ${od.first_event_utc}, dump ${a.ts} ${a.utc}`);
+/* the clock sync converts any ts: the first event from it is the dump UTC */
+const cs = od.clock_syncs || [];
+const fromSync = cs.length === 1 && Date.parse(cs[0].utc) + (a.ts - cs[0].mono_ns) / 1e6;
+if (cs.length !== 1 || Math.abs(fromSync - ms(a)) > 1)
+	throw new Error(`export: clock_syncs ${JSON.stringify(cs)} do not give the first event UTC ${a.utc}`);
 ' "$B/rec.jsonl" "$B/rec.json" || bad "dump and export: wall clock"
+	# ... and in info, sched --explain and sched --live (perf, -p).
+	"$D9" info "$B/rec" > "$B/rec-info.txt"
+	"$D9" sched --explain --min-delay 1 "$B/rec" > "$B/rec-explain.txt"
+	perf bench sched pipe -l 1000000 > /dev/null 2>&1 &
+	pp=$!
+	"$D9" sched --live -p $pp --threshold 5 --duration 1 > "$B/rec-live.txt" \
+		2> "$B/rec-live.err" || bad "sched --live: exit status"
+	kill $pp 2> /dev/null || true
+	wait $pp 2> /dev/null || true
+	node tests/tools/check_utc.js "$B/rec.jsonl" "$B/rec-info.txt" \
+		"$B/rec-explain.txt" "$B/rec-live.txt" ||
+		bad "info, sched --explain, sched --live: wall clock"
 fi
 
 finish recorded

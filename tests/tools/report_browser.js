@@ -14,7 +14,11 @@
  *  - one timeline track per expected thread, with the thread's name, and
  *    pixels drawn on every track canvas;
  *  - histogram rows and bars (EXPECT.histRows / EXPECT.histBars);
- *  - worst-delay rows (EXPECT.worst), the first naming EXPECT.firstWorst;
+ *  - worst-delay rows (EXPECT.worst), the first naming EXPECT.firstWorst
+ *    (thread, us, and with .utc its wall clock);
+ *  - with EXPECT.utc, the wall clock beside trace time: the header's
+ *    start UTC, and each worst delay's "at (UTC)" that start plus its
+ *    "at (ms)" (to the microsecond);
  *  - each thread's culprits cell (EXPECT.culprits: {thread: text});
  *  - a real mouse click on a worst-delay row zooms the timeline so that
  *    the visible range holds that delay (switch-in minus delay to
@@ -159,6 +163,9 @@ async function main() {
       range: [+document.getElementById("range").dataset.start,
               +document.getElementById("range").dataset.end],
       dur: window.dial9.data.dur,
+      startUtc: window.dial9.data.start_utc,
+      summary: document.getElementById("summary").textContent,
+      worstHead: [...document.querySelectorAll("#worst thead th")].map(th => th.textContent),
       threadRows: document.querySelectorAll("#threads tbody tr").length,
       culprits: Object.fromEntries([...document.querySelectorAll("#threads tbody tr")].map(
         tr => [tr.children[1].textContent, tr.querySelector("td.culprits").textContent])),
@@ -184,6 +191,29 @@ async function main() {
   if (expect.firstWorst)
     check(r.worst[0][1] === expect.firstWorst.name && r.worst[0][3] === expect.firstWorst.us,
           `worst delay is ${expect.firstWorst.name} ${expect.firstWorst.us} us (got ${r.worst[0]})`);
+  if (expect.firstWorst && expect.firstWorst.utc)
+    check(r.worst[0][5] === expect.firstWorst.utc,
+          `worst delay at ${expect.firstWorst.utc} (got ${r.worst[0][5]})`);
+  if (expect.utc) {
+    /* UTC to ns since the epoch, exactly; null if it is not one */
+    const utcNs = (u) => {
+      const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.(\d{6})Z$/.exec(u || "");
+      return m ? BigInt(Date.parse(m[1] + "Z")) * 1000000n + BigInt(m[2]) * 1000n : null;
+    };
+    const msNs = (ms) => BigInt(ms.replace(".", "")) * 1000n; /* "12.345" */
+    const start = utcNs(r.startUtc);
+    check(start !== null && r.summary.includes(r.startUtc),
+          `the header shows the start's UTC (${r.startUtc})`);
+    check(r.worstHead[5] === "at (UTC)", `a worst-delay column "at (UTC)" (got ${r.worstHead})`);
+    const off = r.worst.filter((w) => {
+      const u = utcNs(w[5]);
+      if (u === null || start === null) return true;
+      const d = u - start - msNs(w[4]);
+      return d > 2000n || d < -2000n;
+    });
+    check(r.worst.length > 0 && !off.length,
+          `every worst delay's UTC is the start's plus its "at (ms)" (${off.length} of ${r.worst.length} not: ${off[0]})`);
+  }
   check(r.range[0] <= 0 && r.range[1] >= r.dur, "the timeline starts showing the whole trace");
   for (const [name, text] of Object.entries(expect.culprits || {}))
     check(r.culprits[name] === text,

@@ -27,7 +27,8 @@ step "synthetic trace: report --html in headless chromium"
 "$D9" report --html "$B/synth" -o "$B/report.html"
 node tests/tools/report_browser.js "$B/report.html" "$B/report.png" \
 	'{"threads":["worker-a","worker-b"],"exactThreads":true,"histRows":8,
-	  "histBars":3,"worst":4,"firstWorst":{"name":"worker-b","us":"100.0"},
+	  "histBars":3,"worst":4,"utc":true,
+	  "firstWorst":{"name":"worker-b","us":"100.0","utc":"2025-12-01T00:00:00.000300Z"},
 	  "culprits":{"worker-a":"worker-b 100% (0.12 ms, 2 waits)",
 	              "worker-b":"worker-a 100% (0.13 ms, 2 waits)"},
 	  "why":["worker-b 102 waited 100.0 \u00b5s on CPU 0: preempted.",
@@ -69,8 +70,16 @@ grep -q '^culprits of 501 (?), during 0.040 ms of its waits:$' "$B/sched/culprit
 	bad "sched --culprits: text"
 "$D9" sched --explain --min-delay 5 "$B/sched/culprits" > "$B/sched/explain.txt"
 grep -q '^delays of 0.005 ms or more: 3$' "$B/sched/explain.txt" &&
-	grep -q '^  502 (?): 0.005 ms from 1000.000065 s on CPU 0, woken by ? (601/601)$' "$B/sched/explain.txt" ||
+	grep -q '^  502 (?): 0.005 ms from 1000.000065 s (2025-12-01T00:00:00.000065Z) on CPU 0, woken by ? (601/601)$' "$B/sched/explain.txt" ||
 	bad "sched --explain: text"
+# Wall clock beside trace time: culprits/ has a clock sync (T0 is
+# 2025-12-01T00:00:00Z, mktrace.c), so the UTC of each time is exact.
+grep -q '^max delay of 501 (?): 40.0 us at 1000.000050 s (2025-12-01T00:00:00.000050Z)$' "$B/sched/explain.txt" ||
+	bad "sched: max delay without its UTC"
+"$D9" info "$B/sched/culprits" > "$B/sched/info-utc.txt"
+grep -q '^  first    1000000000000 ns  (2025-12-01T00:00:00.000000Z)$' "$B/sched/info-utc.txt" &&
+	grep -q '^  last     1000000100000 ns  (2025-12-01T00:00:00.000100Z)$' "$B/sched/info-utc.txt" ||
+	bad "info: first and last without their UTC"
 ok "sched and info text, export across a loss, culprits"
 
 step "corrupt input: message with file and offset, exit 1, no output"

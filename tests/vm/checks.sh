@@ -71,13 +71,16 @@ if [ -x /bin/dial9 ]; then
 	wait $lp
 	lrc=$?
 	delays=$(grep -c ' us$' /tmp/live.out)
+	# each with its wall clock beside time_s
+	noutc=$(grep ' us$' /tmp/live.out | grep -cvE \
+		'^ *-?[0-9]+\.[0-9]{6} [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z ')
 	head -n 3 /tmp/live.out | sed 's/^/# /'
-	if [ "$lrc" -eq 0 ] && [ "$delays" -gt 0 ] &&
+	if [ "$lrc" -eq 0 ] && [ "$delays" -gt 0 ] && [ "$noutc" -eq 0 ] &&
 	   grep -q 'runqueue delay (us)' /tmp/live.out &&
 	   grep -q '^thread ' /tmp/live.out; then
-		ok "dial9 sched --live: $delays delays printed, report on SIGINT"
+		ok "dial9 sched --live: $delays delays printed, each with its UTC, report on SIGINT"
 	else
-		notok "dial9 sched --live (rc=$lrc, $delays delays)"
+		notok "dial9 sched --live (rc=$lrc, $delays delays, $noutc without UTC)"
 		sed 's/^/# /' /tmp/live.err
 	fi
 fi
