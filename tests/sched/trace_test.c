@@ -381,12 +381,20 @@ TEST_F(traced, runqueue_delays_match_schedstat)
  * preemption inside the span, out and in again with no wake-up, is not
  * the sleep's.)
  */
+/*
+ * Each span's sleep: a switch-out, the wake-up, then the switch-in, in
+ * that order.  Under emulation a vCPU can stall past the 1 ms timer
+ * between nanosleep() arming it and schedule(): the timer then wakes the
+ * worker before it leaves the CPU, and the kernel does not switch it out
+ * at all (a waking and no switch of that sleep).  Such a span counts as
+ * early, not as a failure; most spans must sleep in order.
+ */
 TEST_F(traced, spans_contain_their_scheduling_in_order)
 {
-	int ordered = 0;
+	int ordered = 0, early = 0;
 
 	for (int s = 0; s < CYCLES; s++) {
-		uint64_t out = 0, in = 0, wake = 0;
+		uint64_t out = 0, in = 0, wake = 0, early_wake = 0;
 
 		for (size_t i = 0; i < self->c.n && !in; i++) {
 			const struct kev *k = &self->c.ev[i];
@@ -396,6 +404,8 @@ TEST_F(traced, spans_contain_their_scheduling_in_order)
 				continue;
 			if (k->kind == 1 && !out)
 				out = k->ts;
+			else if (k->kind == 3 && !out && !early_wake)
+				early_wake = k->ts;	/* still on its CPU */
 			else if (k->kind == 3 && !wake)
 				wake = k->ts;
 			else if (k->kind == 2 && out && wake)
@@ -403,14 +413,20 @@ TEST_F(traced, spans_contain_their_scheduling_in_order)
 			else if (k->kind == 2)
 				out = 0;	/* preempted and back: not the sleep */
 		}
-		if (out && in && wake && wake < in)
+		if (out && in && wake && wake < in) {
 			ordered++;
-		else
+		} else if (early_wake && !wake) {
+			early++;
+			TH_LOG("span %d: woken at %llu before it left the CPU",
+			       s, (unsigned long long)early_wake);
+		} else {
 			TH_LOG("span %d: switch-out %llu, wake-up %llu, switch-in %llu",
 			       s, (unsigned long long)out,
 			       (unsigned long long)wake, (unsigned long long)in);
+		}
 	}
-	EXPECT_EQ(CYCLES, ordered);
+	EXPECT_EQ(CYCLES, ordered + early);
+	EXPECT_LE(CYCLES / 2, ordered);
 }
 
 /*
