@@ -86,6 +86,9 @@ $(BUILD)/tests/kmod/%: tests/kmod/%.c tests/kmod/dial9_test.h uapi/linux/dial9.h
 	$(CC) $(USER_CFLAGS) $(KTEST_CFLAGS) -Itests/kmod \
 		-static -pthread -o $@ $<
 
+# The stack test checks a frame-pointer walk through its own functions.
+$(BUILD)/tests/kmod/stack_test: USER_CFLAGS += -fno-omit-frame-pointer
+
 $(BUILD)/tests/vm/exit: tests/vm/exit.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -static -o $@ $<

@@ -107,6 +107,7 @@ static void dial9_probe_switch(void *data, bool preempt,
 			       struct task_struct *next,
 			       unsigned int prev_state)
 {
+	struct dial9_stack *stack = NULL;
 	struct dial9_rec_switch *rec;
 	struct dial9_session *s;
 	struct dial9_ring *r;
@@ -172,6 +173,11 @@ static void dial9_probe_switch(void *data, bool preempt,
 		rec->prev_pcount = see_prev ? prev_count : 0;
 		rec->next_pcount = see_next ? next_count : 0;
 		dial9_commit(s, r);
+		/* Only a recorded task's own stack: never a foreign one. */
+		if (own_prev && s->stacks &&
+		    dial9_stack_get(&stack)->nr &&
+		    dial9_stack_put(r, stack, prev, now))
+			dial9_commit(s, r);
 	}
 }
 

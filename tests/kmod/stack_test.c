@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * User stacks at switch-out (DIAL9_CFG_STACKS): a thread that blocks in a
+ * known chain a() -> b() -> c() -> read() shows that chain, innermost
+ * first; no STACK records without the flag; an unprivileged session never
+ * gets the stack of a foreign task.  Built with -fno-omit-frame-pointer
+ * (the Makefile), which the frame-pointer walk needs.
+ */
+#include "dial9_test.h"
+#include <grp.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include "kselftest_harness.h"
+
+/* What c() knows of the chain it blocks in: the addresses to expect. */
+struct chain {
+	int fd;
+	pid_t tid;
+	uintptr_t site;		/* right after c()'s syscall instruction */
+	uintptr_t in_b;		/* c()'s return address, inside b() */
+	uintptr_t in_a;		/* b()'s return address, inside a() */
+};
+
+/*
+ * read(2) by its own syscall instruction, so that the user ip of the
+ * blocked thread is inside c() (glibc's read() has no frame pointer).
+ */
+static __attribute__((noinline, noclone)) long c(struct chain *ch)
+{
+	uintptr_t site;
+	char byte;
+	long ret;
+
+	ch->in_b = (uintptr_t)__builtin_return_address(0);
+	asm volatile("lea 1f(%%rip), %1\n\tsyscall\n1:"
+		     : "=a"(ret), "=&r"(site)
+		     : "0"((long)SYS_read), "D"((long)ch->fd), "S"(&byte),
+		       "d"(1L)
+		     : "rcx", "r11", "memory");
+	ch->site = site;
+	return ret;
+}
+
+static __attribute__((noinline, noclone)) long b(struct chain *ch)
+{
+	long ret;
+
+	ch->in_a = (uintptr_t)__builtin_return_address(0);
+	ret = c(ch);
+	asm volatile("" ::: "memory");	/* no tail call */
+	return ret;
+}
+
+static __attribute__((noinline, noclone)) long a(struct chain *ch)
+{
+	long ret = b(ch);
+
+	asm volatile("" ::: "memory");
+	return ret;
+}
+
+static void *blocker(void *arg)
+{
+	struct chain *ch = arg;
+
+	ch->tid = d9_gettid();
+	return (void *)a(ch);
+}
+
+/*
+ * Record a thread blocking in a() -> b() -> c() for about 20 ms with a
+ * session configured with @flags; the records go to @recs.
+ */
+static int record_chain(uint32_t flags, struct chain *ch, struct d9_recs *recs)
+{
+	struct d9 d;
+	pthread_t t;
+	int p[2], ret;
+	void *res;
+
+	memset(ch, 0, sizeof(*ch));
+	if (pipe(p))
+		return -errno;
+	ch->fd = p[0];
+	ret = d9_open(&d);
+	if (!ret)
+		ret = d9_configure(&d, flags, 0, 0);
+	if (!ret)
+		ret = d9_map(&d);
+	if (!ret)
+		ret = d9_enable(&d);
+	if (ret)
+		goto out;
+	if (pthread_create(&t, NULL, blocker, ch)) {
+		ret = -EAGAIN;
+		goto out;
+	}
+	usleep(20000);
+	if (write(p[1], "x", 1) != 1)
+		ret = -EIO;
+	pthread_join(t, &res);
+	if ((long)res != 1)
+		ret = -EIO;
+	d9_disable(&d);
+	if (!ret && d9_drain(&d, recs) < 0)
+		ret = -EPROTO;
+out:
+	d9_close(&d);
+	close(p[0]);
+	close(p[1]);
+	return ret;
+}
+
+TEST(version_reports_stacks)
+{
+	struct dial9_version v;
+	struct d9 d;
+
+	ASSERT_EQ(0, d9_open(&d));
+	ASSERT_EQ(0, d9_ioctl(d.fd, DIAL9_IOC_GET_VERSION, &v));
+	EXPECT_TRUE(v.features & DIAL9_FEAT_STACKS);
+	EXPECT_EQ(0, d9_configure(&d, DIAL9_CFG_STACKS, 0, 0));
+	d9_close(&d);
+	ASSERT_EQ(0, d9_open(&d));
+	EXPECT_EQ(-EINVAL, d9_configure(&d, DIAL9_CFG_STACKS << 1, 0, 0));
+	d9_close(&d);
+}
+
+TEST(blocked_stack_shows_the_chain)
+{
+	const struct dial9_rec_header *last = NULL;
+	struct d9_recs recs = { 0 };
+	struct chain ch;
+	int found = 0, stacks = 0;
+
+	ASSERT_EQ(0, record_chain(DIAL9_CFG_STACKS, &ch, &recs));
+	ASSERT_NE(0, ch.site);
+	/* The chain's addresses lie in the functions, callers after callees. */
+	ASSERT_GT(ch.site, (uintptr_t)c);
+	ASSERT_GT(ch.in_b, (uintptr_t)b);
+	ASSERT_GT(ch.in_a, (uintptr_t)a);
+	d9_for_each(r, &recs) {
+		const struct dial9_rec_stack *st = (const void *)r;
+		const struct dial9_rec_switch *sw = (const void *)last;
+
+		if (r->type == DIAL9_REC_STACK) {
+			stacks++;
+			ASSERT_GE(r->size, sizeof(*st) + 8);
+			ASSERT_EQ(r->size, sizeof(*st) + 8 * st->nr);
+			ASSERT_LE(st->nr, DIAL9_STACK_MAX_DEPTH);
+			ASSERT_EQ(0, st->reserved);
+			ASSERT_EQ(getpid(), st->tgid);
+			/* Right after its own switch-out, same CPU, same time. */
+			ASSERT_NE(NULL, sw);
+			ASSERT_EQ(DIAL9_REC_SWITCH, sw->hdr.type);
+			ASSERT_EQ(st->tid, sw->prev_tid);
+			ASSERT_EQ(r->time_ns, sw->hdr.time_ns);
+			ASSERT_EQ(r->cpu, sw->hdr.cpu);
+			if (st->tid == (uint32_t)ch.tid && st->ips[0] == ch.site) {
+				ASSERT_GE(st->nr, 3);
+				EXPECT_EQ(ch.in_b, st->ips[1]);
+				EXPECT_EQ(ch.in_a, st->ips[2]);
+				EXPECT_EQ(DIAL9_STATE_SLEEPING, sw->prev_state);
+				found++;
+			}
+		}
+		last = r;
+	}
+	TH_LOG("%d stack records, %d in the chain", stacks, found);
+	EXPECT_GE(found, 1);
+	d9_recs_free(&recs);
+}
+
+TEST(no_stacks_unless_asked)
+{
+	struct d9_recs recs = { 0 };
+	struct chain ch;
+	int switches = 0;
+
+	ASSERT_EQ(0, record_chain(0, &ch, &recs));
+	d9_for_each(r, &recs) {
+		EXPECT_NE(DIAL9_REC_STACK, r->type);
+		switches += r->type == DIAL9_REC_SWITCH;
+	}
+	EXPECT_GT(switches, 0);
+	d9_recs_free(&recs);
+}
+
+/*
+ * As uid 65534, with another process spinning on the same CPU: stacks of
+ * our own threads only, though the foreign side shows up in switches.
+ */
+TEST(unprivileged_never_gets_foreign_stacks)
+{
+	struct d9_recs recs = { 0 };
+	int own = 0, foreign = 0, st;
+	struct chain ch;
+	pid_t child;
+
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		SKIP(return, "cannot drop privileges");
+	/* Another process, not followed: a foreign task to the session. */
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (!child) {
+		d9_pin(0);
+		for (;;)
+			asm volatile("" ::: "memory");
+	}
+	ASSERT_EQ(0, d9_pin(0));
+	ASSERT_EQ(0, record_chain(DIAL9_CFG_STACKS, &ch, &recs));
+	kill(child, SIGKILL);
+	waitpid(child, &st, 0);
+	d9_for_each(r, &recs) {
+		const struct dial9_rec_stack *s = (const void *)r;
+		const struct dial9_rec_switch *sw = (const void *)r;
+
+		if (r->type == DIAL9_REC_STACK) {
+			EXPECT_EQ(getpid(), s->tgid);
+			own += s->tgid == (uint32_t)getpid();
+		}
+		if (r->type == DIAL9_REC_SWITCH &&
+		    (sw->prev_tgid == DIAL9_TID_REDACTED ||
+		     sw->next_tgid == DIAL9_TID_REDACTED))
+			foreign++;
+	}
+	TH_LOG("%d own stacks, %d switches with a foreign side", own, foreign);
+	EXPECT_GT(own, 0);
+	EXPECT_GT(foreign, 0);
+	d9_recs_free(&recs);
+}
+
+TEST_HARNESS_MAIN
