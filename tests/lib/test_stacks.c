@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_stacks.c - dial9.ko's STACK records as sched.stack events, the
- * process's mappings (sched.mapping, with build-ids) (lib/sched/ktrace.c,
- * kmaps.c).  The module's walk itself is tested in the VM
+ * process's mappings (sched.mapping, with build-ids), and reading both
+ * back as object+0xoffset frames (lib/sched/ktrace.c, kmaps.c,
+ * sched_stacks.c).  The module's walk itself is tested in the VM
  * (tests/kmod/stack_test.c).
  */
 #include <errno.h>
@@ -21,6 +22,7 @@
 
 #include "helpers.h"
 #include "sched/sched.h"
+#include "sched/sched_read.h"
 
 /* A STACK record of @n addresses, as the module writes it. */
 struct stack_rec {
@@ -171,12 +173,58 @@ static void own_mappings_hold_our_code_and_build_id(void **state)
 	assert_int_equal(d9_maps_read(INT_MAX, see_map, &ms), -ENOENT);
 }
 
+static void frames_read_back_as_object_offsets(void **state)
+{
+	static const uint64_t first[] = { 0x7f0000000100, 0x400500 };
+	static const uint64_t second[] = { 0x400123, 0x9999 };
+	struct d9_mapping maps[2] = {
+		{ .pid = 42, .start = 0x400000, .end = 0x401000, .offset = 0,
+		  .path = "/usr/bin/app" },
+		{ .pid = 42, .start = 0x7f0000000000, .end = 0x7f0000100000,
+		  .offset = 0x2000, .path = "/lib/libc.so.6" },
+	};
+	const struct sched_stack *sk;
+	struct sched_stats st;
+	struct stack_rec s[2];
+	uint64_t off;
+	char f[64];
+	size_t len;
+	void *buf;
+
+	(void)state;
+	stack_rec(&s[0], 100, 42, first, 2);
+	stack_rec(&s[1], 200, 42, second, 2);
+	buf = trace_of(s, 2, maps, 2, &len);
+	d9_sched_stats_init(&st);
+	assert_int_equal(d9_sched_stats_want_stacks(&st), 0);
+	assert_int_equal(d9_sched_trace(&st, buf, len, &off), 0);
+	assert_int_equal(st.stacks->n, 2);
+	assert_int_equal(st.stacks->nmaps, 2);
+	/* the last switch-out strictly before the time asked for */
+	assert_null(d9_sched_stacks_before(st.stacks, 0, 42, 100));
+	assert_null(d9_sched_stacks_before(st.stacks, 0, 43, 1000));
+	sk = d9_sched_stacks_before(st.stacks, 0, 42, 101);
+	assert_non_null(sk);
+	assert_int_equal(sk->ts, 100);
+	d9_sched_stacks_frame(st.stacks, sk, 0, f, sizeof(f));
+	assert_string_equal(f, "libc.so.6+0x2100");
+	d9_sched_stacks_frame(st.stacks, sk, 1, f, sizeof(f));
+	assert_string_equal(f, "app+0x500");
+	sk = d9_sched_stacks_before(st.stacks, 0, 42, 1000);
+	assert_int_equal(sk->ts, 200);
+	d9_sched_stacks_frame(st.stacks, sk, 1, f, sizeof(f));
+	assert_string_equal(f, "0x9999");
+	d9_sched_stats_free(&st);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(stack_record_is_a_sched_stack_event),
 		cmocka_unit_test(malformed_stack_record_is_refused),
 		cmocka_unit_test(own_mappings_hold_our_code_and_build_id),
+		cmocka_unit_test(frames_read_back_as_object_offsets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -73,7 +73,32 @@ grep -q '^culprits of 501 (?), during 0.040 ms of its waits:$' "$B/sched/culprit
 grep -q '^delays of 0.005 ms or more: 3$' "$B/sched/explain.txt" &&
 	grep -q '^  502 (?): 0.005 ms from 1000.000065 s on CPU 0, woken by ? (601/601)$' "$B/sched/explain.txt" ||
 	bad "sched --explain: text"
-echo "ok     sched and info text, export across a loss, culprits"
+"$D9" sched --explain --min-delay 2 "$B/sched/stacks" > "$B/sched/stacks.txt"
+"$D9" sched --explain --min-delay 2 --json "$B/sched/stacks" > "$B/sched/stacks.json"
+# the longest first: the preemption at 40, then the block at 10
+sed -n '/^delays of/,/^(each delay/p' "$B/sched/stacks.txt" | sed '$d' |
+	grep -v 'ran meanwhile' > "$B/sched/stacks-delays.txt"
+cat > "$B/sched/stacks-want.txt" <<'EOF'
+delays of 0.002 ms or more: 3
+  700 (?): 0.010 ms from 1000.000040 s on CPU 0, preempted
+    stack at its switch-out (1000.000040 s):
+      #0  app+0x123
+      #1  app+0x400
+  700 (?): 0.005 ms from 1000.000020 s on CPU 0, woken by ? (601/601)
+    stack at its switch-out (1000.000010 s):
+      #0  libc.so.6+0x2100
+      #1  app+0x500
+      #2  app+0x400
+      #3  0xdead
+  701 (?): 0.003 ms from 1000.000037 s on CPU 0, new
+EOF
+diff -u "$B/sched/stacks-want.txt" "$B/sched/stacks-delays.txt" ||
+	bad "sched --explain: stacks (text)"
+grep -q '"wait_ns":5000,.*"stack":\["libc.so.6+0x2100","app+0x500","app+0x400","0xdead"\]' "$B/sched/stacks.json" &&
+	grep -q '"wait_ns":10000,.*"stack":\["app+0x123","app+0x400"\]' "$B/sched/stacks.json" &&
+	grep -q '"tid":701,.*"stack":null' "$B/sched/stacks.json" ||
+	bad "sched --explain: stacks (JSON)"
+echo "ok     sched and info text, export across a loss, culprits, stacks"
 
 step "corrupt input: message with file and offset, exit 1, no output"
 # a stream header, then an event of a type no schema declared
