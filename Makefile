@@ -86,8 +86,11 @@ $(BUILD)/tests/kmod/%: tests/kmod/%.c tests/kmod/dial9_test.h uapi/linux/dial9.h
 	$(CC) $(USER_CFLAGS) $(KTEST_CFLAGS) -Itests/kmod \
 		-static -pthread -o $@ $<
 
-# The stack test checks a frame-pointer walk through its own functions.
-$(BUILD)/tests/kmod/stack_test: USER_CFLAGS += -fno-omit-frame-pointer
+# The stack tests check a frame-pointer walk through their own functions.
+$(BUILD)/tests/kmod/stack_test $(BUILD)/tests/sched/stacks_test: \
+	USER_CFLAGS += -fno-omit-frame-pointer
+$(BUILD)/tests/kmod/stack_test $(BUILD)/tests/sched/stacks_test: \
+	tests/kmod/stack_chain.h
 
 $(BUILD)/tests/vm/exit: tests/vm/exit.c
 	@mkdir -p $(dir $@)

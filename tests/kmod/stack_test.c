@@ -4,60 +4,15 @@
  * known chain a() -> b() -> c() -> read() shows that chain, innermost
  * first; no STACK records without the flag; an unprivileged session never
  * gets the stack of a foreign task.  Built with -fno-omit-frame-pointer
- * (the Makefile), which the frame-pointer walk needs.
+ * (the Makefile), which the frame-pointer walk needs; the chain is in
+ * stack_chain.h.
  */
 #include "dial9_test.h"
+#include "stack_chain.h"
 #include <grp.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include "kselftest_harness.h"
-
-/* What c() knows of the chain it blocks in: the addresses to expect. */
-struct chain {
-	int fd;
-	pid_t tid;
-	uintptr_t site;		/* right after c()'s syscall instruction */
-	uintptr_t in_b;		/* c()'s return address, inside b() */
-	uintptr_t in_a;		/* b()'s return address, inside a() */
-};
-
-/*
- * read(2) by its own syscall instruction, so that the user ip of the
- * blocked thread is inside c() (glibc's read() has no frame pointer).
- */
-static __attribute__((noinline, noclone)) long c(struct chain *ch)
-{
-	uintptr_t site;
-	char byte;
-	long ret;
-
-	ch->in_b = (uintptr_t)__builtin_return_address(0);
-	asm volatile("lea 1f(%%rip), %1\n\tsyscall\n1:"
-		     : "=a"(ret), "=&r"(site)
-		     : "0"((long)SYS_read), "D"((long)ch->fd), "S"(&byte),
-		       "d"(1L)
-		     : "rcx", "r11", "memory");
-	ch->site = site;
-	return ret;
-}
-
-static __attribute__((noinline, noclone)) long b(struct chain *ch)
-{
-	long ret;
-
-	ch->in_a = (uintptr_t)__builtin_return_address(0);
-	ret = c(ch);
-	asm volatile("" ::: "memory");	/* no tail call */
-	return ret;
-}
-
-static __attribute__((noinline, noclone)) long a(struct chain *ch)
-{
-	long ret = b(ch);
-
-	asm volatile("" ::: "memory");
-	return ret;
-}
 
 static void *blocker(void *arg)
 {
