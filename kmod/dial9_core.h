@@ -105,7 +105,7 @@ void dial9_emit_comms(struct dial9_session *s, pid_t tgid);
 /* stack.c */
 struct dial9_stack *dial9_stack_get(struct dial9_stack **st);
 bool dial9_stack_put(struct dial9_ring *r, const struct dial9_stack *st,
-		     struct task_struct *p, u64 now);
+		     struct task_struct *p, u64 now, u16 flags);
 
 /* quota.c */
 int dial9_quota_charge(struct dial9_session *s, u64 bytes);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dial9 stacks: the user-space stack of the task being switched out.
+ * dial9 stacks: the user-space stack of the task being switched out, or
+ * of a task waking a recorded one (in task context, so it is current).
  *
  * In the sched_switch tracepoint prev is current (__schedule() takes it
  * from rq->curr and switches mm only after the tracepoint), so its user
@@ -83,11 +84,12 @@ struct dial9_stack *dial9_stack_get(struct dial9_stack **st)
 }
 
 /*
- * Reserve and fill a STACK record of @p in @r, right after its switch;
- * false if the ring is full (counted as lost).  The caller commits.
+ * Reserve and fill a STACK record of @p in @r, right after its switch or
+ * its waking (@flags: DIAL9_STACK_WAKER); false if the ring is full
+ * (counted as lost).  The caller commits.
  */
 bool dial9_stack_put(struct dial9_ring *r, const struct dial9_stack *st,
-		     struct task_struct *p, u64 now)
+		     struct task_struct *p, u64 now, u16 flags)
 {
 	struct dial9_rec_stack *rec;
 	size_t bytes = st->nr * sizeof(rec->ips[0]);
@@ -95,7 +97,7 @@ bool dial9_stack_put(struct dial9_ring *r, const struct dial9_stack *st,
 	rec = dial9_ring_reserve(r, DIAL9_REC_STACK, sizeof(*rec) + bytes, now);
 	if (!rec)
 		return false;
-	rec->hdr.flags = st->truncated ? DIAL9_STACK_TRUNCATED : 0;
+	rec->hdr.flags = flags | (st->truncated ? DIAL9_STACK_TRUNCATED : 0);
 	rec->tid = p->pid;
 	rec->tgid = p->tgid;
 	rec->nr = st->nr;

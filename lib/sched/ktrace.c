@@ -82,6 +82,7 @@ static const struct dial9_field f_unfollowed[] = {
 static const struct dial9_field f_stack[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
 	{ "truncated", DIAL9_BOOL }, { "frames", DIAL9_BYTES },
+	{ "waker", DIAL9_BOOL },
 };
 static const struct dial9_field f_mapping[] = {
 	{ "pid", DIAL9_U64 }, { "start", DIAL9_U64 }, { "end", DIAL9_U64 },
@@ -104,7 +105,7 @@ static const struct {
 	[KT_COMM] = { "sched.comm", f_comm, 3 },
 	[KT_SCHEDSTAT] = { "sched.schedstat", f_sstat, 5 },
 	[KT_UNFOLLOWED] = { "sched.unfollowed", f_unfollowed, 3 },
-	[KT_STACK] = { "sched.stack", f_stack, 5 },
+	[KT_STACK] = { "sched.stack", f_stack, 6 },
 	[KT_MAPPING] = { "sched.mapping", f_mapping, 6 },
 };
 
@@ -164,7 +165,7 @@ static int add_stack(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 {
 	const struct dial9_rec_stack *st = (const void *)h;
 	uint64_t frames[DIAL9_STACK_MAX_DEPTH];
-	struct dial9_value v[5];
+	struct dial9_value v[6];
 	uint32_t nr;
 
 	if (h->size < sizeof(*st))
@@ -183,6 +184,8 @@ static int add_stack(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 	v[4].type = DIAL9_BYTES;
 	v[4].str.ptr = frames;
 	v[4].str.len = nr * sizeof(frames[0]);
+	v[5].type = DIAL9_BOOL;
+	v[5].b = h->flags & DIAL9_STACK_WAKER;
 	return emit_values(kt, KT_STACK, h->time_ns, v);
 }
 

@@ -61,6 +61,8 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 	f->events = dial9_schema_field_index(s, "events");
 	f->frames = dial9_schema_field_index(s, "frames");
 	f->truncated = dial9_schema_field_index(s, "truncated");
+	f->waker_stack = f->kind == SK_STACK ?
+			 dial9_schema_field_index(s, "waker") : -1;
 	f->start = dial9_schema_field_index(s, "start");
 	f->end = dial9_schema_field_index(s, "end");
 	f->offset = dial9_schema_field_index(s, "offset");
@@ -178,8 +180,10 @@ int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 				(uint32_t)d9_sched_fu64(r, f->parent),
 				f->pexec >= 0 && d9_sched_fbool(r, f->pexec));
 	case SK_STACK:
+		/* a waker's stack is not where a thread left the CPU */
 		if (!st->stacks || f->frames < 0 ||
-		    r->values[f->frames].type != DIAL9_BYTES)
+		    r->values[f->frames].type != DIAL9_BYTES ||
+		    d9_sched_fbool(r, f->waker_stack))
 			return 0;
 		return d9_sched_stacks_add(st->stacks, src, r->ts_ns, tid, pid,
 				r->values[f->frames].str.ptr,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A known chain of functions to block in, a() -> b() -> c() -> read(2),
- * and the addresses its user stack must show: shared by the module's
+ * A known chain of functions to block in, a() -> b() -> c() -> read(2)
+ * (or to wake another from, with write(2)), and the addresses its user
+ * stack must show: shared by the module's
  * test (tests/kmod/stack_test.c) and libdial9's (tests/sched/).  Build
  * with -fno-omit-frame-pointer.
  */
@@ -14,6 +15,7 @@
 
 /* What c() knows of the chain it blocks in: the addresses to expect. */
 struct chain {
+	long nr;		/* SYS_read (0: the default) or SYS_write */
 	int fd;
 	pid_t tid;
 	uintptr_t site;		/* right after c()'s syscall instruction */
@@ -22,19 +24,21 @@ struct chain {
 };
 
 /*
- * read(2) by its own syscall instruction, so that the user ip of the
- * blocked thread is inside c() (glibc's read() has no frame pointer).
+ * read(2) or write(2) of one byte by its own syscall instruction, so that
+ * the user ip of the thread is inside c() (glibc's read() has no frame
+ * pointer).
  */
 static __attribute__((noinline, noclone)) long c(struct chain *ch)
 {
 	uintptr_t site;
-	char byte;
+	char byte = 'x';
 	long ret;
 
 	ch->in_b = (uintptr_t)__builtin_return_address(0);
 	asm volatile("lea 1f(%%rip), %1\n\tsyscall\n1:"
 		     : "=a"(ret), "=&r"(site)
-		     : "0"((long)SYS_read), "D"((long)ch->fd), "S"(&byte),
+		     : "0"(ch->nr ? ch->nr : (long)SYS_read),
+		       "D"((long)ch->fd), "S"(&byte),
 		       "d"(1L)
 		     : "rcx", "r11", "memory");
 	ch->site = site;

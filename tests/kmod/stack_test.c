@@ -2,7 +2,8 @@
 /*
  * User stacks at switch-out (DIAL9_CFG_STACKS): a thread that blocks in a
  * known chain a() -> b() -> c() -> read() shows that chain, innermost
- * first; no STACK records without the flag; an unprivileged session never
+ * first, and so does the thread that wakes it through the same chain
+ * with write(); no STACK records without the flag; an unprivileged session never
  * gets the stack of a foreign task.  Built with -fno-omit-frame-pointer
  * (the Makefile), which the frame-pointer walk needs; the chain is in
  * stack_chain.h.
@@ -13,6 +14,11 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include "kselftest_harness.h"
+
+/* A thread blocked in the chain, and the one that wakes it through it. */
+struct chains {
+	struct chain blocked, waker;
+};
 
 static void *blocker(void *arg)
 {
@@ -26,7 +32,7 @@ static void *blocker(void *arg)
  * Record a thread blocking in a() -> b() -> c() for about 20 ms with a
  * session configured with @flags; the records go to @recs.
  */
-static int record_chain(uint32_t flags, struct chain *ch, struct d9_recs *recs)
+static int record_chain(uint32_t flags, struct chains *ch, struct d9_recs *recs)
 {
 	struct d9 d;
 	pthread_t t;
@@ -36,7 +42,7 @@ static int record_chain(uint32_t flags, struct chain *ch, struct d9_recs *recs)
 	memset(ch, 0, sizeof(*ch));
 	if (pipe(p))
 		return -errno;
-	ch->fd = p[0];
+	ch->blocked.fd = p[0];
 	ret = d9_open(&d);
 	if (!ret)
 		ret = d9_configure(&d, flags, 0, 0);
@@ -46,12 +52,16 @@ static int record_chain(uint32_t flags, struct chain *ch, struct d9_recs *recs)
 		ret = d9_enable(&d);
 	if (ret)
 		goto out;
-	if (pthread_create(&t, NULL, blocker, ch)) {
+	if (pthread_create(&t, NULL, blocker, &ch->blocked)) {
 		ret = -EAGAIN;
 		goto out;
 	}
 	usleep(20000);
-	if (write(p[1], "x", 1) != 1)
+	/* The wake-up comes from a chain of ours too. */
+	ch->waker.nr = SYS_write;
+	ch->waker.fd = p[1];
+	ch->waker.tid = d9_gettid();
+	if (a(&ch->waker) != 1)
 		ret = -EIO;
 	pthread_join(t, &res);
 	if ((long)res != 1)
@@ -81,22 +91,33 @@ TEST(version_reports_stacks)
 	d9_close(&d);
 }
 
-TEST(blocked_stack_shows_the_chain)
+/* @st shows chain @ch: its syscall site in c(), then b(), then a(). */
+static bool shows_chain(const struct dial9_rec_stack *st,
+			const struct chain *ch)
+{
+	return st->tid == (uint32_t)ch->tid && st->nr >= 3 &&
+	       st->ips[0] == ch->site && st->ips[1] == ch->in_b &&
+	       st->ips[2] == ch->in_a;
+}
+
+TEST(blocked_and_waker_stacks_show_the_chain)
 {
 	const struct dial9_rec_header *last = NULL;
 	struct d9_recs recs = { 0 };
-	struct chain ch;
-	int found = 0, stacks = 0;
+	struct chains ch;
+	int blocked = 0, waker = 0, stacks = 0;
 
 	ASSERT_EQ(0, record_chain(DIAL9_CFG_STACKS, &ch, &recs));
-	ASSERT_NE(0, ch.site);
+	ASSERT_NE(0, ch.blocked.site);
+	ASSERT_NE(0, ch.waker.site);
 	/* The chain's addresses lie in the functions, callers after callees. */
-	ASSERT_GT(ch.site, (uintptr_t)c);
-	ASSERT_GT(ch.in_b, (uintptr_t)b);
-	ASSERT_GT(ch.in_a, (uintptr_t)a);
+	ASSERT_GT(ch.blocked.site, (uintptr_t)c);
+	ASSERT_GT(ch.blocked.in_b, (uintptr_t)b);
+	ASSERT_GT(ch.blocked.in_a, (uintptr_t)a);
 	d9_for_each(r, &recs) {
 		const struct dial9_rec_stack *st = (const void *)r;
 		const struct dial9_rec_switch *sw = (const void *)last;
+		const struct dial9_rec_wake *wk = (const void *)last;
 
 		if (r->type == DIAL9_REC_STACK) {
 			stacks++;
@@ -105,31 +126,43 @@ TEST(blocked_stack_shows_the_chain)
 			ASSERT_LE(st->nr, DIAL9_STACK_MAX_DEPTH);
 			ASSERT_EQ(0, st->reserved);
 			ASSERT_EQ(getpid(), st->tgid);
-			/* Right after its own switch-out, same CPU, same time. */
-			ASSERT_NE(NULL, sw);
-			ASSERT_EQ(DIAL9_REC_SWITCH, sw->hdr.type);
+			/* Right after its switch-out or waking: CPU, time. */
+			ASSERT_NE(NULL, last);
+			ASSERT_EQ(r->time_ns, last->time_ns);
+			ASSERT_EQ(r->cpu, last->cpu);
+		}
+		if (r->type == DIAL9_REC_STACK &&
+		    !(r->flags & DIAL9_STACK_WAKER)) {
+			ASSERT_EQ(DIAL9_REC_SWITCH, last->type);
 			ASSERT_EQ(st->tid, sw->prev_tid);
-			ASSERT_EQ(r->time_ns, sw->hdr.time_ns);
-			ASSERT_EQ(r->cpu, sw->hdr.cpu);
-			if (st->tid == (uint32_t)ch.tid && st->ips[0] == ch.site) {
-				ASSERT_GE(st->nr, 3);
-				EXPECT_EQ(ch.in_b, st->ips[1]);
-				EXPECT_EQ(ch.in_a, st->ips[2]);
+			ASSERT_FALSE(shows_chain(st, &ch.waker));
+			if (shows_chain(st, &ch.blocked)) {
 				EXPECT_EQ(DIAL9_STATE_SLEEPING, sw->prev_state);
-				found++;
+				blocked++;
+			}
+		} else if (r->type == DIAL9_REC_STACK) {
+			ASSERT_EQ(DIAL9_REC_WAKING, last->type);
+			ASSERT_EQ(st->tid, wk->waker_tid);
+			ASSERT_TRUE(last->flags & DIAL9_WAKE_TASK_TARGET);
+			ASSERT_FALSE(last->flags & DIAL9_WAKE_FROM_IRQ);
+			if (shows_chain(st, &ch.waker)) {
+				EXPECT_EQ(ch.blocked.tid, wk->tid);
+				waker++;
 			}
 		}
 		last = r;
 	}
-	TH_LOG("%d stack records, %d in the chain", stacks, found);
-	EXPECT_GE(found, 1);
+	TH_LOG("%d stack records, %d of the blocked chain, %d of the waker's",
+	       stacks, blocked, waker);
+	EXPECT_GE(blocked, 1);
+	EXPECT_EQ(1, waker);
 	d9_recs_free(&recs);
 }
 
 TEST(no_stacks_unless_asked)
 {
 	struct d9_recs recs = { 0 };
-	struct chain ch;
+	struct chains ch;
 	int switches = 0;
 
 	ASSERT_EQ(0, record_chain(0, &ch, &recs));
@@ -149,7 +182,7 @@ TEST(unprivileged_never_gets_foreign_stacks)
 {
 	struct d9_recs recs = { 0 };
 	int own = 0, foreign = 0, st;
-	struct chain ch;
+	struct chains ch;
 	pid_t child;
 
 	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))

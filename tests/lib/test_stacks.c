@@ -70,16 +70,18 @@ static void stack_record_is_a_sched_stack_event(void **state)
 	static const uint64_t ips[] = { 0x7f0000001234, 0x401000, 0x400800 };
 	struct dial9_decoder *d;
 	struct dial9_record r;
-	struct stack_rec s;
+	struct stack_rec s[2];
 	size_t len;
 	void *buf;
 	int found = 0;
 
 	(void)state;
-	stack_rec(&s, 1000, 42, ips, 3);
-	s.r.hdr.flags = DIAL9_STACK_TRUNCATED;
-	s.r.hdr.cpu = 1;
-	buf = trace_of(&s, 1, NULL, 0, &len);
+	stack_rec(&s[0], 1000, 42, ips, 3);
+	s[0].r.hdr.flags = DIAL9_STACK_TRUNCATED;
+	s[0].r.hdr.cpu = 1;
+	s[1] = s[0];
+	s[1].r.hdr.flags |= DIAL9_STACK_WAKER;	/* a waker's, after its waking */
+	buf = trace_of(s, 2, NULL, 0, &len);
 	assert_int_equal(dial9_decoder_new(&d, buf, len), 0);
 	while (dial9_decoder_next(d, &r) == 1) {
 		const struct dial9_schema *sc = r.schema;
@@ -99,8 +101,11 @@ static void stack_record_is_a_sched_stack_event(void **state)
 		assert_int_equal(r.values[f].str.len, 24);
 		/* little-endian u64s, innermost first */
 		assert_memory_equal(r.values[f].str.ptr, ips, 24);
+		f = dial9_schema_field_index(sc, "waker");
+		assert_int_equal(r.values[f].type, DIAL9_BOOL);
+		assert_int_equal(r.values[f].b, found == 2);
 	}
-	assert_int_equal(found, 1);
+	assert_int_equal(found, 2);
 	dial9_decoder_free(d);
 	free(buf);
 }
@@ -185,7 +190,7 @@ static void frames_read_back_as_object_offsets(void **state)
 	};
 	const struct sched_stack *sk;
 	struct sched_stats st;
-	struct stack_rec s[2];
+	struct stack_rec s[3];
 	uint64_t off;
 	char f[64];
 	size_t len;
@@ -193,8 +198,10 @@ static void frames_read_back_as_object_offsets(void **state)
 
 	(void)state;
 	stack_rec(&s[0], 100, 42, first, 2);
-	stack_rec(&s[1], 200, 42, second, 2);
-	buf = trace_of(s, 2, maps, 2, &len);
+	stack_rec(&s[1], 150, 42, second, 2);
+	s[1].r.hdr.flags = DIAL9_STACK_WAKER;	/* not a switch-out: left out */
+	stack_rec(&s[2], 200, 42, second, 2);
+	buf = trace_of(s, 3, maps, 2, &len);
 	d9_sched_stats_init(&st);
 	assert_int_equal(d9_sched_stats_want_stacks(&st), 0);
 	assert_int_equal(d9_sched_trace(&st, buf, len, &off), 0);
@@ -203,7 +210,7 @@ static void frames_read_back_as_object_offsets(void **state)
 	/* the last switch-out strictly before the time asked for */
 	assert_null(d9_sched_stacks_before(st.stacks, 0, 42, 100));
 	assert_null(d9_sched_stacks_before(st.stacks, 0, 43, 1000));
-	sk = d9_sched_stacks_before(st.stacks, 0, 42, 101);
+	sk = d9_sched_stacks_before(st.stacks, 0, 42, 190);
 	assert_non_null(sk);
 	assert_int_equal(sk->ts, 100);
 	d9_sched_stacks_frame(st.stacks, sk, 0, f, sizeof(f));

@@ -392,8 +392,15 @@ struct dial9_rec_unfollowed {
  */
 #define DIAL9_STACK_MAX_DEPTH	32
 
-/* dial9_rec_stack.hdr.flags */
+/*
+ * dial9_rec_stack.hdr.flags.  With DIAL9_STACK_WAKER the record follows a
+ * WAKING record instead, in the same ring with the same time_ns: the
+ * stack of the waker (tid, tgid) as it woke a recorded task, written only
+ * when the waker is a recorded task too and the wake-up is not from an
+ * interrupt (DIAL9_WAKE_FROM_IRQ).
+ */
 #define DIAL9_STACK_TRUNCATED	(1U << 0)	/* the walk hit the depth limit */
+#define DIAL9_STACK_WAKER	(1U << 1)	/* a waker's, after its WAKING */
 
 struct dial9_rec_stack {
 	struct dial9_rec_header hdr;
