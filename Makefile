@@ -48,7 +48,7 @@ TEST_TARGETS := test-kmod test-stock test-dkms check \
 	test-kmod-6.12 test-stock-6.12 test-dkms-6.12 check-6.12 test-packages
 
 .PHONY: all deps module examples test test-kmod test-stock test-dkms check demo clean fuzz-kmod \
-	bench-sched bench-product \
+	bench-sched bench-stacks bench-product \
 	bench-e2e-vm
 
 all: module examples
@@ -89,6 +89,12 @@ $(BUILD)/tests/kmod/%: tests/kmod/%.c tests/kmod/dial9_test.h uapi/linux/dial9.h
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(KTEST_CFLAGS) -Itests/kmod \
 		-static -pthread -o $@ $<
+
+# The stack tests check a frame-pointer walk through their own functions.
+$(BUILD)/tests/kmod/stack_test $(BUILD)/tests/sched/stacks_test: \
+	USER_CFLAGS += -fno-omit-frame-pointer
+$(BUILD)/tests/kmod/stack_test $(BUILD)/tests/sched/stacks_test: \
+	tests/kmod/stack_chain.h
 
 $(BUILD)/tests/vm/exit: tests/vm/exit.c
 	@mkdir -p $(dir $@)
@@ -244,6 +250,26 @@ $(BUILD)/bench/dial9-libpairs: bench/kmod/libpairs.c bench/kmod/pairs.h \
 		$(LIB_A) lib/include/dial9.h
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilib/include -pthread -o $@ $< $(LIB_A) $(LIB_LDLIBS)
+
+# The same, with frame pointers, for the cost of stacks (bench-stacks).
+$(BUILD)/bench/dial9-libpairs-fp: bench/kmod/libpairs.c bench/kmod/pairs.h \
+		$(LIB_A) lib/include/dial9.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -fno-omit-frame-pointer -Ilib/include -pthread \
+		-o $@ $< $(LIB_A) $(LIB_LDLIBS)
+
+# DIAL9_SCHED_STACKS off and on, one vCPU, -icount (bench/kmod/stacks.sh).
+STACKS_ROUNDS ?= 20000
+STACKS_REPS ?= 3
+bench-stacks: deps module $(BUILD)/tests/vm/exit $(BUILD)/bench/dial9-libpairs \
+		$(BUILD)/bench/dial9-libpairs-fp $(VM_DIAL9)
+	@set -o pipefail; DIAL9_VM_TIMEOUT=1500 tests/vm/run.sh \
+		--kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) --icount \
+		--mem 2048 --smp 1 --file $(BUILD)/bench/dial9-libpairs \
+		--file $(BUILD)/bench/dial9-libpairs-fp --file $(VM_DIAL9) \
+		--file bench/kmod/stacks.sh \
+		--demo "sh /bin/stacks.sh $(STACKS_ROUNDS) $(STACKS_REPS)" \
+		--out $(BUILD)/bench-stacks | grep -E '^STACKBENCH|^# '
 
 bench-sched: deps module $(BUILD)/tests/vm/exit $(SCHED_BENCH) \
 		$(BUILD)/bench/dial9-libpairs $(BUILD)/bench/dial9-idle $(VM_DIAL9)

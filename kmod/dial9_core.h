@@ -67,6 +67,7 @@ struct dial9_session {
 	bool system_wide;
 	bool enabled;
 	bool rings_ready;
+	bool stacks;			/* DIAL9_CFG_STACKS */
 	u32 events;			/* DIAL9_EV_* */
 	u32 ring_size;
 	pid_t owner_tgid;
@@ -86,6 +87,13 @@ struct dial9_session {
 	struct irq_work wakeup;		/* defers wake_up from the probes */
 };
 
+/* A user stack walked at a switch-out (stack.c), per CPU. */
+struct dial9_stack {
+	u32 nr;
+	bool truncated;
+	u64 ips[DIAL9_STACK_MAX_DEPTH];
+};
+
 /* ring.c */
 struct dial9_ring *dial9_ring_alloc(u32 size, int cpu);
 void dial9_ring_free(struct dial9_ring *r);
@@ -102,6 +110,11 @@ void dial9_probes_exit(void);
 int dial9_session_enable(struct dial9_session *s);
 void dial9_session_disable(struct dial9_session *s);
 void dial9_targets_sync(struct dial9_session *s, pid_t tgid);
+
+/* stack.c */
+struct dial9_stack *dial9_stack_get(struct dial9_stack **st);
+bool dial9_stack_put(struct dial9_ring *r, const struct dial9_stack *st,
+		     struct task_struct *p, u64 now, u16 flags);
 
 /* quota.c */
 int dial9_quota_charge(struct dial9_session *s, u64 bytes);

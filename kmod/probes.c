@@ -115,6 +115,7 @@ static void dial9_probe_switch(void *data, bool preempt,
 			       struct task_struct *next,
 			       unsigned int prev_state)
 {
+	struct dial9_stack *stack = NULL;
 	struct dial9_rec_switch *rec;
 	struct dial9_session *s;
 	struct dial9_ring *r;
@@ -180,7 +181,28 @@ static void dial9_probe_switch(void *data, bool preempt,
 		rec->prev_pcount = see_prev ? prev_count : 0;
 		rec->next_pcount = see_next ? next_count : 0;
 		dial9_commit(s, r);
+		/* Only a recorded task's own stack: never a foreign one. */
+		if (own_prev && s->stacks &&
+		    dial9_stack_get(&stack)->nr &&
+		    dial9_stack_put(r, stack, prev, now, 0))
+			dial9_commit(s, r);
 	}
+}
+
+/*
+ * The stack of @waker (current, in task context) as it wakes a recorded
+ * task, right after the WAKING record.  Interrupts are off: the per-CPU
+ * buffer is walked afresh, as an interrupt since the last walk may have
+ * used it.
+ */
+static void dial9_waker_stack(struct dial9_session *s, struct dial9_ring *r,
+			      struct task_struct *waker, u64 now)
+{
+	struct dial9_stack *stack = NULL;
+
+	if (dial9_stack_get(&stack)->nr &&
+	    dial9_stack_put(r, stack, waker, now, DIAL9_STACK_WAKER))
+		dial9_commit(s, r);
 }
 
 static void dial9_wake(struct task_struct *p, u16 type, u32 event)
@@ -228,6 +250,9 @@ static void dial9_wake(struct task_struct *p, u16 type, u32 event)
 			rec->prio = (own_p || s->privileged) ? p->prio : 0;
 			rec->target_cpu = task_cpu(p);
 			dial9_commit(s, r);
+			if (type == DIAL9_REC_WAKING && s->stacks && own_p &&
+			    own_waker && !flags)
+				dial9_waker_stack(s, r, waker, now);
 		}
 		local_irq_restore(irqflags);
 	}

@@ -231,7 +231,8 @@ static void usage(FILE *out)
 		"idle task as one each), with the time and the number of waits.\n"
 		"--explain: each delay of --min-delay or more (default 1000 us):\n"
 		"when, on which CPU, preempted or woken and by whom, what ran on\n"
-		"that CPU meanwhile, how long another CPU was idle meanwhile.\n"
+		"that CPU meanwhile, how long another CPU was idle meanwhile, and\n"
+		"the stack it left the CPU with (traces with DIAL9_SCHED_STACKS=1).\n"
 		"--live prints each delay above --threshold (default 10000 us) as it\n"
 		"happens and the report on Ctrl-C.\n");
 }
@@ -299,8 +300,9 @@ int cmd_sched(int argc, char **argv)
 	/* --explain: each delay of --min-delay or more, by default 1 ms */
 	ro.explain_ns = ro.min_delay_ns ? ro.min_delay_ns : 1000000;
 	d9_sched_stats_init(&st);
-	if ((ro.culprits || ro.explain) &&
-	    d9_sched_stats_want_culprits(&st)) {
+	if (((ro.culprits || ro.explain) &&
+	     d9_sched_stats_want_culprits(&st)) ||
+	    (ro.explain && d9_sched_stats_want_stacks(&st))) {
 		fprintf(stderr, "dial9 sched: out of memory\n");
 		return 1;
 	}

@@ -133,6 +133,51 @@ static void waker_json(struct sched_stats *st, const struct sched_wait *w,
 	}
 }
 
+/* The stack @w's thread was switched out with before the wait, or NULL. */
+static const struct sched_stack *wait_stack(struct sched_stats *st,
+					    const struct sched_wait *w)
+{
+	return d9_sched_stacks_before(st->stacks, w->src,
+				      st->threads[w->thread].tid, w->end);
+}
+
+static void stack_json(struct sched_stats *st, const struct sched_wait *w,
+		       FILE *out)
+{
+	const struct sched_stack *sk = wait_stack(st, w);
+	char frame[300];
+
+	fputs(",\"stack\":", out);
+	if (!sk) {
+		fputs("null", out);
+		return;
+	}
+	fputc('[', out);
+	for (uint32_t i = 0; i < sk->n; i++) {
+		d9_sched_stacks_frame(st->stacks, sk, i, frame, sizeof(frame));
+		if (i)
+			fputc(',', out);
+		cli_json_str(out, frame, strlen(frame));
+	}
+	fputc(']', out);
+}
+
+static void stack_text(struct sched_stats *st, const struct sched_wait *w,
+		       FILE *out)
+{
+	const struct sched_stack *sk = wait_stack(st, w);
+	char frame[300];
+
+	if (!sk)
+		return;
+	fprintf(out, "    stack at its switch-out (%.6f s)%s:\n", sk->ts / 1e9,
+		sk->truncated ? ", cut at the depth limit" : "");
+	for (uint32_t i = 0; i < sk->n; i++) {
+		d9_sched_stacks_frame(st->stacks, sk, i, frame, sizeof(frame));
+		fprintf(out, "      #%-2u %s\n", i, frame);
+	}
+}
+
 static void delay_json(struct explain *x, const struct explained *e)
 {
 	const struct sched_wait *w = e->w;
@@ -156,7 +201,9 @@ static void delay_json(struct explain *x, const struct explained *e)
 			  e->ran[i].tgid, x->out);
 		fprintf(x->out, ",\"ns\":%" PRIu64 "}", e->ran[i].ns);
 	}
-	fprintf(x->out, "],\"idle_elsewhere_ns\":%" PRIu64 "}", e->idle);
+	fprintf(x->out, "],\"idle_elsewhere_ns\":%" PRIu64, e->idle);
+	stack_json(x->st, w, x->out);
+	fputc('}', x->out);
 }
 
 static int explain_one(void *ctx, const struct sched_wait *w,
@@ -265,6 +312,7 @@ int sched_explain_text(struct sched_stats *st, uint64_t min_ns, size_t max,
 		}
 		fprintf(out, "%s; another CPU idle meanwhile: %.3f ms\n",
 			e->nran ? "" : " nothing recorded", e->idle / 1e6);
+		stack_text(st, w, out);
 	}
 	for (size_t i = 0; i < x.n; i++)
 		free(x.v[i].ran);

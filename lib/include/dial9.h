@@ -213,6 +213,8 @@ enum dial9_sched {
 #define DIAL9_SCHED_NO_SELF     (1u << 0) /* not this process */
 #define DIAL9_SCHED_CHILDREN    (1u << 1) /* and processes they fork */
 #define DIAL9_SCHED_SYSTEM_WIDE (1u << 2) /* every task: CAP_PERFMON */
+#define DIAL9_SCHED_STACKS      (1u << 3) /* user stacks at switch-out
+					   * (dial9.ko only) */
 
 /* Fill *cfg with the documented defaults (not the environment). */
 void dial9_config_init(struct dial9_config *cfg);

@@ -122,6 +122,35 @@ static void ksched_record(void *ctx, const struct dial9_rec_header *rec)
 		r->sched_error = -ENOMEM;
 }
 
+struct maps_ctx {
+	struct recorder *r;
+	uint64_t ts;
+};
+
+static int put_mapping(void *ctx, const struct d9_mapping *m)
+{
+	struct maps_ctx *mc = ctx;
+
+	return d9_ktrace_mapping(&mc->r->kt, mc->ts, m);
+}
+
+/*
+ * The executable mappings of the recorded processes (this one and
+ * sched_pids), which the stacks' addresses are read against
+ * (sched.mapping events, docs/format.md).  A process that is gone is
+ * left out.
+ */
+static void write_mappings(struct recorder *r)
+{
+	struct maps_ctx mc = { .r = r, .ts = d9_clock_gettime_ns() };
+
+	r->maps_due = false;
+	if (!(r->cfg.sched_flags & DIAL9_SCHED_NO_SELF))
+		d9_maps_read(getpid(), put_mapping, &mc);
+	for (uint32_t i = 0; i < r->cfg.sched_npids; i++)
+		d9_maps_read(r->cfg.sched_pids[i], put_mapping, &mc);
+}
+
 /*
  * Scheduler records older than @horizon into the trace, in time order;
  * returns how many events that made.
@@ -133,6 +162,8 @@ static uint64_t ksched_flush(struct recorder *r, uint64_t horizon)
 
 	if (!r->ks || d9_ktrace_begin(&r->kt))
 		return 0;
+	if (r->maps_due)
+		write_mappings(r);
 	ret = dial9_ksched_drain(r->ks, horizon, ksched_record, r);
 	if (ret < 0) {
 		d9_log("scheduler events stopped: %s", dial9_strerror(ret));
@@ -160,14 +191,17 @@ void d9_flush_ksched_open(struct recorder *r)
 	unsigned int skip = 0;
 	char why[512] = "";
 
+	if (r->cfg.sched_flags & DIAL9_SCHED_STACKS)
+		skip |= D9_KSCHED_STACKS;
+
 	if (r->cfg.sched == DIAL9_SCHED_OFF) {
 		snprintf(r->sched_note, sizeof(r->sched_note), "turned off");
 		return;
 	}
 	if (r->cfg.sched == DIAL9_SCHED_PERF)
-		skip = D9_KSCHED_NO_MODULE;
+		skip |= D9_KSCHED_NO_MODULE;
 	else if (r->cfg.sched == DIAL9_SCHED_SCHEDSTAT)
-		skip = D9_KSCHED_NO_MODULE | D9_KSCHED_NO_PERF;
+		skip |= D9_KSCHED_NO_MODULE | D9_KSCHED_NO_PERF;
 	r->sched_error = d9_ksched_open(&r->ks, &o, skip, why, sizeof(why));
 	if (r->sched_error) {
 		d9_log("no scheduler events: %s", why);
@@ -176,6 +210,8 @@ void d9_flush_ksched_open(struct recorder *r)
 	}
 	snprintf(r->sched_backend, sizeof(r->sched_backend), "%s",
 		 dial9_ksched_backend(r->ks));
+	r->maps_due = (skip & D9_KSCHED_STACKS) &&
+		      !strcmp(r->sched_backend, "dial9.ko");
 	strncat(r->sched_note, dial9_ksched_fallback_reason(r->ks),
 		sizeof(r->sched_note) - 1);
 	if (r->sched_note[0])

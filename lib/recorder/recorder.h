@@ -37,6 +37,7 @@ struct recorder {
 	struct dial9_encoder *enc; /* the flush thread's own events */
 	struct dial9_ksched *ks;   /* the kernel's scheduler records */
 	struct d9_ktrace kt;
+	bool maps_due;             /* sched.mapping events, for stacks */
 	uint64_t sched_events;
 	int sched_error;
 	char sched_backend[16];

@@ -74,6 +74,12 @@ static int ksched_module_open(struct dial9_ksched *k,
 		cfg.flags |= DIAL9_CFG_SYSTEM_WIDE;
 	if (!o->self && (o->npids || o->system_wide))
 		cfg.flags |= DIAL9_CFG_NO_SELF;
+	/* An older module has no stacks: record without them, and say so. */
+	if (k->stacks && (v.features & DIAL9_FEAT_STACKS))
+		cfg.flags |= DIAL9_CFG_STACKS;
+	else if (k->stacks)
+		snprintf(k->reason, sizeof(k->reason),
+			 "no stacks: this dial9.ko does not record them");
 	if (ioctl(k->fd, DIAL9_IOC_CONFIGURE, &cfg)) {
 		snprintf(k->reason, sizeof(k->reason), "%s: configure: %s%s",
 			 DIAL9_DEVICE, strerror(errno),
@@ -225,6 +231,7 @@ static int ksched_open_backend(struct dial9_ksched **out,
 	k->fd = -1;
 	k->kick_fd = -1;
 	k->page = sysconf(_SC_PAGESIZE);
+	k->stacks = skip & D9_KSCHED_STACKS;
 	if (!(skip & D9_KSCHED_NO_MODULE)) {
 		ret = ksched_module_open_fitting(k, o, modwhy, sizeof(modwhy));
 		if (!ret) {

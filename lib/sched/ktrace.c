@@ -6,6 +6,7 @@
  * finds them by name (docs/format.md lists their fields).  Task ids of
  * other processes that the kernel redacted stay 4294967295.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
@@ -27,6 +28,8 @@ enum {
 	KT_COMM,
 	KT_SCHEDSTAT,
 	KT_UNFOLLOWED,
+	KT_STACK,
+	KT_MAPPING,
 	KT_NTYPES
 };
 
@@ -75,6 +78,18 @@ static const struct dial9_field f_unfollowed[] = {
 	{ "privileged_exec", DIAL9_BOOL },
 };
 
+/* frames: the addresses, innermost first, as little-endian u64s */
+static const struct dial9_field f_stack[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
+	{ "truncated", DIAL9_BOOL }, { "frames", DIAL9_BYTES },
+	{ "waker", DIAL9_BOOL },
+};
+static const struct dial9_field f_mapping[] = {
+	{ "pid", DIAL9_U64 }, { "start", DIAL9_U64 }, { "end", DIAL9_U64 },
+	{ "offset", DIAL9_U64 }, { "path", DIAL9_STR },
+	{ "build_id", DIAL9_BYTES },
+};
+
 static const struct {
 	const char *name;
 	const struct dial9_field *f;
@@ -90,6 +105,8 @@ static const struct {
 	[KT_COMM] = { "sched.comm", f_comm, 3 },
 	[KT_SCHEDSTAT] = { "sched.schedstat", f_sstat, 5 },
 	[KT_UNFOLLOWED] = { "sched.unfollowed", f_unfollowed, 3 },
+	[KT_STACK] = { "sched.stack", f_stack, 6 },
+	[KT_MAPPING] = { "sched.mapping", f_mapping, 6 },
 };
 
 int d9_ktrace_begin(struct d9_ktrace *kt)
@@ -129,6 +146,65 @@ emit(struct d9_ktrace *kt, unsigned int type, uint64_t ts, const uint64_t *v)
 	if (!ret)
 		kt->nevents++;
 	return ret;
+}
+
+/* An event of @type with the values in @v, of any field types. */
+static int emit_values(struct d9_ktrace *kt, unsigned int type, uint64_t ts,
+		       const struct dial9_value *v)
+{
+	int ret = define(kt, type);
+
+	if (!ret)
+		ret = dial9_encoder_event(kt->enc, type, ts, v);
+	if (!ret)
+		kt->nevents++;
+	return ret;
+}
+
+static int add_stack(struct d9_ktrace *kt, const struct dial9_rec_header *h)
+{
+	const struct dial9_rec_stack *st = (const void *)h;
+	uint64_t frames[DIAL9_STACK_MAX_DEPTH];
+	struct dial9_value v[6];
+	uint32_t nr;
+
+	if (h->size < sizeof(*st))
+		return -EPROTO;
+	nr = st->nr;
+	if (nr > DIAL9_STACK_MAX_DEPTH ||
+	    h->size < sizeof(*st) + nr * sizeof(st->ips[0]))
+		return -EPROTO;
+	for (uint32_t i = 0; i < nr; i++)
+		frames[i] = htole64(st->ips[i]);
+	v[0] = dial9_u64(st->tid);
+	v[1] = dial9_u64(st->tgid);
+	v[2] = dial9_u64(h->cpu);
+	v[3].type = DIAL9_BOOL;
+	v[3].b = h->flags & DIAL9_STACK_TRUNCATED;
+	v[4].type = DIAL9_BYTES;
+	v[4].str.ptr = frames;
+	v[4].str.len = nr * sizeof(frames[0]);
+	v[5].type = DIAL9_BOOL;
+	v[5].b = h->flags & DIAL9_STACK_WAKER;
+	return emit_values(kt, KT_STACK, h->time_ns, v);
+}
+
+int d9_ktrace_mapping(struct d9_ktrace *kt, uint64_t ts,
+		      const struct d9_mapping *m)
+{
+	struct dial9_value v[6];
+
+	v[0] = dial9_u64(m->pid);
+	v[1] = dial9_u64(m->start);
+	v[2] = dial9_u64(m->end);
+	v[3] = dial9_u64(m->offset);
+	v[4].type = DIAL9_STR;
+	v[4].str.ptr = m->path;
+	v[4].str.len = strlen(m->path);
+	v[5].type = DIAL9_BYTES;
+	v[5].str.ptr = m->build_id;
+	v[5].str.len = m->build_id_len;
+	return emit_values(kt, KT_MAPPING, ts, v);
 }
 
 int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
@@ -232,13 +308,10 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		cv[2].str.ptr = cm->comm;
 		/* the kernel cut it at 15 bytes, maybe inside a character */
 		cv[2].str.len = d9_utf8_cut(cm->comm, sizeof(cm->comm));
-		ret = define(kt, KT_COMM);
-		if (!ret)
-			ret = dial9_encoder_event(kt->enc, KT_COMM, h->time_ns, cv);
-		if (!ret)
-			kt->nevents++;
-		return ret;
+		return emit_values(kt, KT_COMM, h->time_ns, cv);
 	}
+	case DIAL9_REC_STACK:
+		return add_stack(kt, h);
 	case DIAL9_REC_UNFOLLOWED:
 		if (h->size < sizeof(*uf))
 			return -EPROTO;

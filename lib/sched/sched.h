@@ -40,6 +40,7 @@ struct dial9_ksched {
 	struct d9_kq *q;
 	uint64_t *lost_seen;		/* per CPU: in the kernel's LOST records */
 	uint64_t nread;			/* records read out of the rings */
+	bool stacks;			/* D9_KSCHED_STACKS asked for */
 	/*
 	 * Threads left out (dial9_ksched_ignore_thread): perf's records of
 	 * them are filtered as they are read, and so are dial9.ko's written
@@ -76,11 +77,13 @@ int d9_ksched_reader_start(struct dial9_ksched *k, uint32_t prio);
 
 /*
  * Backends d9_ksched_open() leaves out: for dial9_config.sched (PERF,
- * SCHEDSTAT) and for tests.  Not in struct dial9_ksched_opts, which is
- * the public ABI.
+ * SCHEDSTAT) and for tests; and what it asks dial9.ko for beyond the
+ * public options (DIAL9_SCHED_STACKS).  Not in struct dial9_ksched_opts,
+ * which is the public ABI.
  */
 #define D9_KSCHED_NO_MODULE	(1u << 0)	/* skip /dev/dial9 */
 #define D9_KSCHED_NO_PERF	(1u << 1)	/* skip perf_event_open */
+#define D9_KSCHED_STACKS	(1u << 2)	/* dial9.ko's user stacks */
 
 /* dial9_ksched_open() without the backends in @skip (D9_KSCHED_*). */
 int d9_ksched_open(struct dial9_ksched **out,
@@ -242,5 +245,30 @@ int d9_ktrace_begin(struct d9_ktrace *kt);
 int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *rec);
 /* End the stream; the bytes stay valid until the next begin. */
 int d9_ktrace_end(struct d9_ktrace *kt, const void **data, size_t *len);
+
+/* ---- kmaps.c: a process's executable mappings, for its stacks ---- */
+#define D9_BUILD_ID_MAX 20
+
+struct d9_mapping {
+	int pid;
+	uint64_t start, end;	/* addresses */
+	uint64_t offset;	/* file offset of start */
+	const char *path;	/* or "[vdso]" and the like */
+	uint8_t build_id[D9_BUILD_ID_MAX];
+	uint32_t build_id_len;	/* 0: none found */
+};
+
+/*
+ * Call @fn for each executable mapping of process @pid (/proc/PID/maps),
+ * with the GNU build-id of its file when it has one.  Stops at the first
+ * nonzero return of @fn and returns it; -errno if the maps cannot be read.
+ */
+int d9_maps_read(int pid, int (*fn)(void *ctx, const struct d9_mapping *m),
+		 void *ctx);
+/* The GNU build-id note of the ELF file at @path: its length, or -errno. */
+int d9_build_id(const char *path, uint8_t *id, size_t cap);
+/* A sched.mapping event of @m in the stream. */
+int d9_ktrace_mapping(struct d9_ktrace *kt, uint64_t ts,
+		      const struct d9_mapping *m);
 
 #endif /* DIAL9_SCHED_H */

@@ -29,6 +29,7 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 		{ "sched.lost", SK_LOST }, { "sched.schedstat", SK_SSTAT },
 		{ "sched.unfollowed", SK_UNFOLLOWED },
 		{ "dial9.lost", SK_APP_LOST },
+		{ "sched.stack", SK_STACK }, { "sched.mapping", SK_MAPPING },
 	};
 
 	memset(f, 0, sizeof(*f));
@@ -58,6 +59,14 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 	f->from = dial9_schema_field_index(s, "from_cpu");
 	f->to = dial9_schema_field_index(s, "to_cpu");
 	f->events = dial9_schema_field_index(s, "events");
+	f->frames = dial9_schema_field_index(s, "frames");
+	f->truncated = dial9_schema_field_index(s, "truncated");
+	f->waker_stack = f->kind == SK_STACK ?
+			 dial9_schema_field_index(s, "waker") : -1;
+	f->start = dial9_schema_field_index(s, "start");
+	f->end = dial9_schema_field_index(s, "end");
+	f->offset = dial9_schema_field_index(s, "offset");
+	f->path = dial9_schema_field_index(s, "path");
 	f->other = dial9_schema_field_index(s, f->kind == SK_OUT ? "next_tid" :
 						"prev_tid");
 }
@@ -170,6 +179,26 @@ int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 		return d9_sched_stats_unfollowed(st, src, pid,
 				(uint32_t)d9_sched_fu64(r, f->parent),
 				f->pexec >= 0 && d9_sched_fbool(r, f->pexec));
+	case SK_STACK:
+		/* a waker's stack is not where a thread left the CPU */
+		if (!st->stacks || f->frames < 0 ||
+		    r->values[f->frames].type != DIAL9_BYTES ||
+		    d9_sched_fbool(r, f->waker_stack))
+			return 0;
+		return d9_sched_stacks_add(st->stacks, src, r->ts_ns, tid, pid,
+				r->values[f->frames].str.ptr,
+				r->values[f->frames].str.len / sizeof(uint64_t),
+				d9_sched_fbool(r, f->truncated));
+	case SK_MAPPING:
+		if (!st->stacks || f->path < 0 ||
+		    r->values[f->path].type != DIAL9_STR)
+			return 0;
+		return d9_sched_stacks_map(st->stacks, src, pid,
+				d9_sched_fu64(r, f->start),
+				d9_sched_fu64(r, f->end),
+				d9_sched_fu64(r, f->offset),
+				r->values[f->path].str.ptr,
+				r->values[f->path].str.len);
 	case SK_APP_LOST:
 		st->lost_app += d9_sched_fu64(r, f->events);
 		return 0;

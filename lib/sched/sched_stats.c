@@ -65,6 +65,8 @@ void d9_sched_stats_free(struct sched_stats *st)
 	if (st->culprits)
 		d9_culprits_free(st->culprits);
 	free(st->culprits);
+	d9_sched_stacks_free(st->stacks);
+	free(st->stacks);
 	for (size_t i = 0; i < st->nsrcs; i++) {
 		free(st->srcs[i].host);
 		free(st->srcs[i].boot_id);

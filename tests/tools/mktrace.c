@@ -202,7 +202,8 @@ static int synth(const char *dir)
 
 /* ---- scheduler totals and losses (check_sched.js) ---- */
 
-enum { S_OUT = 1, S_IN, S_LOST, S_UNF, S_OUT0, S_IN0, S_WAKE, S_MIG };
+enum { S_OUT = 1, S_IN, S_LOST, S_UNF, S_OUT0, S_IN0, S_WAKE, S_MIG, S_STACK,
+	S_MAP };
 
 /* switch_out and switch_in as dial9.ko writes them: with totals */
 static const struct dial9_field f_out9[] = {
@@ -311,6 +312,52 @@ static void s_in(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
 		 long long wait_ns, long long total_ns, uint64_t count)
 {
 	s_inx(e, t, tid, cpu, wait_ns, total_ns, count, 0);
+}
+
+/* sched.stack and sched.mapping as libdial9 writes them (ktrace.c) */
+static const struct dial9_field f_stack[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
+	{ "truncated", DIAL9_BOOL }, { "frames", DIAL9_BYTES },
+};
+static const struct dial9_field f_map[] = {
+	{ "pid", DIAL9_U64 }, { "start", DIAL9_U64 }, { "end", DIAL9_U64 },
+	{ "offset", DIAL9_U64 }, { "path", DIAL9_STR },
+	{ "build_id", DIAL9_BYTES },
+};
+
+/* @n addresses, innermost first, of @tid (its own process) on CPU 0 */
+static void s_stack(struct dial9_encoder *e, double t, uint64_t tid,
+		    const uint64_t *ips, size_t n)
+{
+	uint8_t frames[32 * 8];
+	struct dial9_value v[5] = {
+		dial9_u64(tid), dial9_u64(tid), dial9_u64(0), dial9_bool(false),
+	};
+
+	for (size_t i = 0; i < n; i++)
+		for (int b = 0; b < 8; b++)
+			frames[i * 8 + b] = (uint8_t)(ips[i] >> (8 * b));
+	v[4].type = DIAL9_BYTES;
+	v[4].str.ptr = frames;
+	v[4].str.len = n * 8;
+	CHECK(dial9_encoder_event(e, S_STACK, US(t), v));
+}
+
+static void s_map(struct dial9_encoder *e, double t, uint64_t pid,
+		  uint64_t start, uint64_t end, uint64_t off, const char *path)
+{
+	static const uint8_t id[4] = { 0xab, 0xcd, 0xef, 0x01 };
+	struct dial9_value v[6] = {
+		dial9_u64(pid), dial9_u64(start), dial9_u64(end), dial9_u64(off),
+	};
+
+	v[4].type = DIAL9_STR;
+	v[4].str.ptr = path;
+	v[4].str.len = strlen(path);
+	v[5].type = DIAL9_BYTES;
+	v[5].str.ptr = id;
+	v[5].str.len = sizeof(id);
+	CHECK(dial9_encoder_event(e, S_MAP, US(t), v));
 }
 
 static void s_lost(struct dial9_encoder *e, double t, int cpu, uint64_t n)
@@ -460,6 +507,39 @@ static int sched_cases(const char *dir)
 	s_outx(e, 95, 901, 0, false, 6000, 1, 0);
 	s_outx(e, 100, 601, 1, false, 0, 2, 0);
 	s_save(e, dir, "culprits", "00000001.dial9");
+
+	/*
+	 * stacks/, on CPU 0: 700 (of process 700, mapped as below) blocks at
+	 * 10 in libc, called from app, called from an address outside every
+	 * mapping; 601 wakes it at 20, it runs at 25 (a 5 us wait).  It is
+	 * preempted at 40 in app and runs at 50 (10 us).  701 has a 3 us
+	 * wait and no stack.
+	 */
+	sched_begin(e, NULL, NULL);
+	CHECK(dial9_encoder_schema(e, S_STACK, DIAL9_KIND_INSTANT, "sched.stack", 5, f_stack));
+	CHECK(dial9_encoder_schema(e, S_MAP, DIAL9_KIND_INSTANT, "sched.mapping", 6, f_map));
+	s_map(e, 0, 700, 0x400000, 0x401000, 0, "/usr/bin/app");
+	s_map(e, 0, 700, 0x7f0000000000, 0x7f0000100000, 0x2000,
+	      "/lib/x86_64-linux-gnu/libc.so.6");
+	s_inx(e, 0, 700, 0, 0, 0, 0, 0);
+	s_outx(e, 10, 700, 0, false, 0, 1, 0);
+	{
+		static const uint64_t blocked[] = {
+			0x7f0000000100, 0x400500, 0x400400, 0xdead,
+		};
+		static const uint64_t preempted[] = { 0x400123, 0x400400 };
+
+		s_stack(e, 10, 700, blocked, 4);
+		s_waking(e, 20, 700, 1, 601);
+		s_inx(e, 25, 700, 0, 5000, 0, 1, 0);
+		s_outx(e, 40, 700, 0, true, 5000, 2, 701);
+		s_stack(e, 40, 700, preempted, 2);
+	}
+	s_inx(e, 40, 701, 0, 3000, 0, 0, 700);
+	s_outx(e, 50, 701, 0, false, 3000, 1, 700);
+	s_inx(e, 50, 700, 0, 10000, 5000, 2, 701);
+	s_outx(e, 60, 700, 0, false, 15000, 3, 0);
+	s_save(e, dir, "stacks", "00000001.dial9");
 	dial9_encoder_free(e);
 	return 0;
 }

@@ -80,7 +80,32 @@ grep -q '^max delay of 501 (?): 40.0 us at 1000.000050 s (2025-12-01T00:00:00.00
 grep -q '^  first    1000000000000 ns  (2025-12-01T00:00:00.000000Z)$' "$B/sched/info-utc.txt" &&
 	grep -q '^  last     1000000100000 ns  (2025-12-01T00:00:00.000100Z)$' "$B/sched/info-utc.txt" ||
 	bad "info: first and last without their UTC"
-ok "sched and info text, export across a loss, culprits"
+"$D9" sched --explain --min-delay 2 "$B/sched/stacks" > "$B/sched/stacks.txt"
+"$D9" sched --explain --min-delay 2 --json "$B/sched/stacks" > "$B/sched/stacks.json"
+# the longest first: the preemption at 40, then the block at 10
+sed -n '/^delays of/,/^(each delay/p' "$B/sched/stacks.txt" | sed '$d' |
+	grep -v 'ran meanwhile' > "$B/sched/stacks-delays.txt"
+cat > "$B/sched/stacks-want.txt" <<'EOF'
+delays of 0.002 ms or more: 3
+  700 (?): 0.010 ms from 1000.000040 s on CPU 0, preempted
+    stack at its switch-out (1000.000040 s):
+      #0  app+0x123
+      #1  app+0x400
+  700 (?): 0.005 ms from 1000.000020 s on CPU 0, woken by ? (601/601)
+    stack at its switch-out (1000.000010 s):
+      #0  libc.so.6+0x2100
+      #1  app+0x500
+      #2  app+0x400
+      #3  0xdead
+  701 (?): 0.003 ms from 1000.000037 s on CPU 0, new
+EOF
+diff -u "$B/sched/stacks-want.txt" "$B/sched/stacks-delays.txt" ||
+	bad "sched --explain: stacks (text)"
+grep -q '"wait_ns":5000,.*"stack":\["libc.so.6+0x2100","app+0x500","app+0x400","0xdead"\]' "$B/sched/stacks.json" &&
+	grep -q '"wait_ns":10000,.*"stack":\["app+0x123","app+0x400"\]' "$B/sched/stacks.json" &&
+	grep -q '"tid":701,.*"stack":null' "$B/sched/stacks.json" ||
+	bad "sched --explain: stacks (JSON)"
+ok "sched and info text, export across a loss, culprits, stacks"
 
 step "corrupt input: message with file and offset, exit 1, no output"
 # a stream header, then an event of a type no schema declared

@@ -65,6 +65,7 @@
 #define DIAL9_FEAT_UNFOLLOWED	(1ULL << 6)	/* UNFOLLOWED records */
 #define DIAL9_FEAT_IGNORE	(1ULL << 7)	/* DIAL9_IOC_IGNORE_THREAD */
 #define DIAL9_FEAT_EXEC_UNFOLLOW (1ULL << 8)	/* DIAL9_UNFOLLOWED_EXEC */
+#define DIAL9_FEAT_STACKS	(1ULL << 9)	/* DIAL9_CFG_STACKS, STACK records */
 
 /* Sizes of the data area of one CPU's ring. */
 #define DIAL9_RING_DEFAULT_SIZE	(256U * 1024)
@@ -97,7 +98,9 @@ struct dial9_version {
 /* dial9_session_config.flags */
 #define DIAL9_CFG_SYSTEM_WIDE	(1U << 0)	/* every task: CAP_PERFMON */
 #define DIAL9_CFG_NO_SELF	(1U << 1)	/* do not target the opener */
-#define DIAL9_CFG_ALL		(DIAL9_CFG_SYSTEM_WIDE | DIAL9_CFG_NO_SELF)
+#define DIAL9_CFG_STACKS	(1U << 2)	/* STACK records at switch-out */
+#define DIAL9_CFG_ALL		(DIAL9_CFG_SYSTEM_WIDE | DIAL9_CFG_NO_SELF | \
+				 DIAL9_CFG_STACKS)
 
 /*
  * dial9_session_config.events: which records to write; 0 means
@@ -222,6 +225,7 @@ enum dial9_record_type {
 	DIAL9_REC_EXIT		= 7,
 	DIAL9_REC_COMM		= 8,
 	DIAL9_REC_UNFOLLOWED	= 9,	/* a child the session cannot follow */
+	DIAL9_REC_STACK		= 10,	/* user stack of a task switched out */
 	DIAL9_REC_MAX
 };
 
@@ -374,6 +378,43 @@ struct dial9_rec_unfollowed {
 	struct dial9_rec_header hdr;
 	__u32 tgid;		/* the child */
 	__u32 parent_tgid;
+};
+
+/*
+ * With DIAL9_CFG_STACKS: the user-space stack of a recorded task (never a
+ * foreign one) as it is switched out, where it blocked or was preempted.
+ * Written right after that task's SWITCH record in the same ring, with the
+ * same time_ns, and counted in written and lost like any record (a STACK
+ * can be lost while its SWITCH is not).  ips[0] is the user instruction
+ * pointer (after the system call or the interrupted instruction), then the
+ * return addresses found by following the frame pointer (rbp) chain, the
+ * innermost first: code built without frame pointers (most of Debian's
+ * libraries) cuts the chain short or adds a wrong frame.  The walk reads
+ * user memory with page faults disabled and stops at the first address it
+ * cannot read, at a frame that does not lie above the last one, at a zero
+ * return address, or after DIAL9_STACK_MAX_DEPTH addresses (the flag
+ * DIAL9_STACK_TRUNCATED).  Kernel threads, io_uring workers, exiting
+ * tasks with no memory left and 32-bit tasks get none; nr is at least 1.
+ */
+#define DIAL9_STACK_MAX_DEPTH	32
+
+/*
+ * dial9_rec_stack.hdr.flags.  With DIAL9_STACK_WAKER the record follows a
+ * WAKING record instead, in the same ring with the same time_ns: the
+ * stack of the waker (tid, tgid) as it woke a recorded task, written only
+ * when the waker is a recorded task too and the wake-up is not from an
+ * interrupt (DIAL9_WAKE_FROM_IRQ).
+ */
+#define DIAL9_STACK_TRUNCATED	(1U << 0)	/* the walk hit the depth limit */
+#define DIAL9_STACK_WAKER	(1U << 1)	/* a waker's, after its WAKING */
+
+struct dial9_rec_stack {
+	struct dial9_rec_header hdr;
+	__u32 tid;
+	__u32 tgid;
+	__u32 nr;		/* addresses in ips[] */
+	__u32 reserved;		/* zero */
+	__u64 ips[];		/* user addresses, innermost first */
 };
 
 #endif /* _UAPI_LINUX_DIAL9_H */

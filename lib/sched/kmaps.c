@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kmaps.c - a process's executable mappings, so that the addresses of
+ * its stacks (sched.stack) can be shown later, on another host, as an
+ * object and a file offset: the trace carries each mapping's range, file
+ * offset, path and GNU build-id (sched.mapping, docs/format.md).
+ *
+ * The build-id is read from the file's PT_NOTE segments with pread():
+ * a few hundred bytes per object, no ELF library needed.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sched/sched.h"
+
+#define D9_NOTE_MAX 4096	/* bytes of one PT_NOTE segment looked at */
+
+/* The NT_GNU_BUILD_ID note among the notes in @buf, or -ENOENT. */
+static int find_build_id(const uint8_t *buf, size_t n, uint8_t *id,
+			 size_t cap)
+{
+	size_t at = 0;
+
+	while (n - at >= sizeof(Elf64_Nhdr)) {
+		Elf64_Nhdr nh;
+		size_t name, desc;
+
+		memcpy(&nh, buf + at, sizeof(nh));
+		at += sizeof(nh);
+		name = ((size_t)nh.n_namesz + 3) & ~(size_t)3;
+		desc = ((size_t)nh.n_descsz + 3) & ~(size_t)3;
+		if (name > n - at || desc > n - at - name)
+			return -ENOENT;
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    !memcmp(buf + at, "GNU", 4)) {
+			size_t len = nh.n_descsz < cap ? nh.n_descsz : cap;
+
+			memcpy(id, buf + at + name, len);
+			return (int)len;
+		}
+		at += name + desc;
+	}
+	return -ENOENT;
+}
+
+int d9_build_id(const char *path, uint8_t *id, size_t cap)
+{
+	uint8_t note[D9_NOTE_MAX];
+	Elf64_Ehdr eh;
+	int fd, ret = -ENOENT;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 256) {
+		ret = -ENOEXEC;
+		goto out;
+	}
+	for (unsigned int i = 0; i < eh.e_phnum && ret < 0; i++) {
+		Elf64_Phdr ph;
+		size_t len;
+		ssize_t got;
+
+		if (pread(fd, &ph, sizeof(ph),
+			  (off_t)(eh.e_phoff + i * sizeof(ph))) != sizeof(ph))
+			break;
+		if (ph.p_type != PT_NOTE)
+			continue;
+		len = ph.p_filesz < sizeof(note) ? ph.p_filesz : sizeof(note);
+		got = pread(fd, note, len, (off_t)ph.p_offset);
+		if (got > 0)
+			ret = find_build_id(note, (size_t)got, id, cap);
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+int d9_maps_read(int pid, int (*fn)(void *ctx, const struct d9_mapping *m),
+		 void *ctx)
+{
+	char path[64], line[4096 + 128], last[4096] = "";
+	uint8_t last_id[D9_BUILD_ID_MAX];
+	int last_len = 0, ret = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		struct d9_mapping m = { .pid = pid };
+		unsigned long long start, end, off;
+		char perms[8];
+		int at = 0;
+		char *file;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end,
+			   perms, &off, &at) < 4 || !at || perms[2] != 'x')
+			continue;
+		file = line + at;
+		file[strcspn(file, "\n")] = 0;
+		if (!*file)
+			continue;	/* anonymous: JIT code and the like */
+		m.start = start;
+		m.end = end;
+		m.offset = off;
+		m.path = file;
+		/* A library's mappings come in a row: one read per file. */
+		if (*file == '/' && strcmp(file, last)) {
+			snprintf(last, sizeof(last), "%s", file);
+			last_len = d9_build_id(file, last_id, sizeof(last_id));
+		}
+		if (*file == '/' && last_len > 0) {
+			memcpy(m.build_id, last_id, (size_t)last_len);
+			m.build_id_len = (uint32_t)last_len;
+		}
+		ret = fn(ctx, &m);
+	}
+	fclose(f);
+	return ret;
+}

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sched_stacks.c - stacks and mappings of a trace, looked up by thread and
+ * time and by address (sched_stacks.h).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/sched_stacks.h"
+#include "sched/sched_stats.h"
+
+/* Room for @need elements of @size in *@p (capacity *@cap); -ENOMEM. */
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	q = realloc(*p, c * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+int d9_sched_stats_want_stacks(struct sched_stats *st)
+{
+	if (!st->stacks)
+		st->stacks = calloc(1, sizeof(*st->stacks));
+	return st->stacks ? 0 : -ENOMEM;
+}
+
+void d9_sched_stacks_free(struct sched_stacks *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nmaps; i++)
+		free(s->maps[i].path);
+	free(s->maps);
+	free(s->v);
+	free(s->ips);
+	memset(s, 0, sizeof(*s));
+}
+
+int d9_sched_stacks_add(struct sched_stacks *s, uint32_t src, uint64_t ts,
+			uint32_t tid, uint32_t pid, const void *frames,
+			size_t n, bool truncated)
+{
+	const unsigned char *p = frames;
+	struct sched_stack *st;
+
+	if (grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)) ||
+	    grow((void **)&s->ips, &s->ips_cap, s->nips + n, sizeof(*s->ips)))
+		return -ENOMEM;
+	st = &s->v[s->n++];
+	*st = (struct sched_stack){ .src = src, .tid = tid, .pid = pid,
+				    .ts = ts, .first = s->nips, .n = (uint32_t)n,
+				    .truncated = truncated };
+	for (size_t i = 0; i < n; i++) {
+		uint64_t ip;
+
+		memcpy(&ip, p + i * sizeof(ip), sizeof(ip));
+		s->ips[s->nips++] = le64toh(ip);
+	}
+	s->sorted = false;
+	return 0;
+}
+
+int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
+			uint64_t start, uint64_t end, uint64_t offset,
+			const char *path, size_t pathlen)
+{
+	struct sched_mapping *m;
+	char *copy;
+
+	if (grow((void **)&s->maps, &s->maps_cap, s->nmaps + 1,
+		 sizeof(*s->maps)))
+		return -ENOMEM;
+	copy = strndup(path, pathlen);
+	if (!copy)
+		return -ENOMEM;
+	m = &s->maps[s->nmaps++];
+	*m = (struct sched_mapping){ .src = src, .pid = pid, .start = start,
+				     .end = end, .offset = offset,
+				     .path = copy };
+	return 0;
+}
+
+static int cmp_stack(const void *pa, const void *pb)
+{
+	const struct sched_stack *a = pa, *b = pb;
+
+	if (a->src != b->src)
+		return a->src < b->src ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+const struct sched_stack *d9_sched_stacks_before(struct sched_stacks *s,
+						 uint32_t src, uint32_t tid,
+						 uint64_t ts)
+{
+	struct sched_stack key = { .src = src, .tid = tid, .ts = ts };
+	size_t lo = 0, hi;
+
+	if (!s || !s->n)
+		return NULL;
+	if (!s->sorted) {
+		qsort(s->v, s->n, sizeof(*s->v), cmp_stack);
+		s->sorted = true;
+	}
+	/* The first stack at or after (src, tid, ts); the one before it. */
+	hi = s->n;
+	key.first = 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_stack(&s->v[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || s->v[lo - 1].src != src || s->v[lo - 1].tid != tid)
+		return NULL;
+	return &s->v[lo - 1];
+}
+
+void d9_sched_stacks_frame(const struct sched_stacks *s,
+			   const struct sched_stack *st, uint32_t i,
+			   char *buf, size_t len)
+{
+	uint64_t ip = s->ips[st->first + i];
+
+	/* The newest mapping of the address in the process wins. */
+	for (size_t j = s->nmaps; j-- > 0;) {
+		const struct sched_mapping *m = &s->maps[j];
+		const char *base;
+
+		if (m->src != st->src || m->pid != st->pid || ip < m->start ||
+		    ip >= m->end)
+			continue;
+		base = strrchr(m->path, '/');
+		base = base && base[1] ? base + 1 : m->path;
+		snprintf(buf, len, "%s+0x%" PRIx64, base,
+			 ip - m->start + m->offset);
+		return;
+	}
+	snprintf(buf, len, "0x%" PRIx64, ip);
+}

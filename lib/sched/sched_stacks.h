@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sched_stacks.h - the user stacks of a trace (sched.stack events) and
+ * the mappings they are read against (sched.mapping), for `dial9 sched
+ * --explain`: the stack a thread was switched out with before a wait,
+ * each frame as object+0xoffset.
+ */
+#ifndef DIAL9_SCHED_STACKS_H
+#define DIAL9_SCHED_STACKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sched_stack {
+	uint32_t src, tid, pid;
+	uint64_t ts;
+	size_t first;			/* index into sched_stacks.ips */
+	uint32_t n;
+	bool truncated;
+};
+
+struct sched_mapping {
+	uint32_t src, pid;
+	uint64_t start, end, offset;
+	char *path;
+};
+
+struct sched_stacks {
+	struct sched_stack *v;
+	size_t n, cap;
+	uint64_t *ips;
+	size_t nips, ips_cap;
+	struct sched_mapping *maps;
+	size_t nmaps, maps_cap;
+	bool sorted;
+};
+
+struct sched_stats;
+
+/* Collect stacks and mappings into st->stacks from now on; -ENOMEM. */
+int d9_sched_stats_want_stacks(struct sched_stats *st);
+void d9_sched_stacks_free(struct sched_stacks *s);
+/* A stack: @frames holds @n little-endian u64 addresses; -ENOMEM. */
+int d9_sched_stacks_add(struct sched_stacks *s, uint32_t src, uint64_t ts,
+			uint32_t tid, uint32_t pid, const void *frames,
+			size_t n, bool truncated);
+/* A mapping of process @pid; -ENOMEM. */
+int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
+			uint64_t start, uint64_t end, uint64_t offset,
+			const char *path, size_t pathlen);
+/*
+ * The stack of thread (@src, @tid) at its last switch-out before @ts (the
+ * switch-in that ends a wait: the thread is not switched out again while
+ * it waits), or NULL.
+ */
+const struct sched_stack *d9_sched_stacks_before(struct sched_stacks *s,
+						 uint32_t src, uint32_t tid,
+						 uint64_t ts);
+/*
+ * Frame @i of @st as "object+0xoffset" (the file offset in the object's
+ * mapping, basename of its path), or "0xaddress" outside every mapping.
+ */
+void d9_sched_stacks_frame(const struct sched_stacks *s,
+			   const struct sched_stack *st, uint32_t i,
+			   char *buf, size_t len);
+
+#endif

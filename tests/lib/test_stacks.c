@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_stacks.c - dial9.ko's STACK records as sched.stack events, the
+ * process's mappings (sched.mapping, with build-ids), and reading both
+ * back as object+0xoffset frames (lib/sched/ktrace.c, kmaps.c,
+ * sched_stacks.c).  The module's walk itself is tested in the VM
+ * (tests/kmod/stack_test.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <linux/dial9.h>
+
+#include "helpers.h"
+#include "sched/sched.h"
+#include "sched/sched_read.h"
+
+/* A STACK record of @n addresses, as the module writes it. */
+struct stack_rec {
+	struct dial9_rec_stack r;
+	uint64_t ips[DIAL9_STACK_MAX_DEPTH];
+};
+
+static void stack_rec(struct stack_rec *s, uint64_t ts, uint32_t tid,
+		      const uint64_t *ips, uint32_t n)
+{
+	memset(s, 0, sizeof(*s));
+	s->r.hdr.type = DIAL9_REC_STACK;
+	s->r.hdr.size = (uint16_t)(sizeof(s->r) + n * sizeof(uint64_t));
+	s->r.hdr.time_ns = ts;
+	s->r.tid = tid;
+	s->r.tgid = tid;
+	s->r.nr = n;
+	memcpy(s->ips, ips, n * sizeof(*ips));
+}
+
+/* The trace of one stream with @recs, mappings of @maps; to free(). */
+static void *trace_of(const struct stack_rec *recs, size_t nrecs,
+		      const struct d9_mapping *maps, size_t nmaps, size_t *len)
+{
+	struct d9_ktrace kt = { 0 };
+	const void *data;
+	void *copy;
+
+	assert_int_equal(dial9_encoder_new(&kt.enc), 0);
+	assert_int_equal(d9_ktrace_begin(&kt), 0);
+	for (size_t i = 0; i < nmaps; i++)
+		assert_int_equal(d9_ktrace_mapping(&kt, 5, &maps[i]), 0);
+	for (size_t i = 0; i < nrecs; i++)
+		assert_int_equal(d9_ktrace_add(&kt, &recs[i].r.hdr), 0);
+	assert_int_equal(d9_ktrace_end(&kt, &data, len), 0);
+	copy = malloc(*len);
+	assert_non_null(copy);
+	memcpy(copy, data, *len);
+	dial9_encoder_free(kt.enc);
+	return copy;
+}
+
+static void stack_record_is_a_sched_stack_event(void **state)
+{
+	static const uint64_t ips[] = { 0x7f0000001234, 0x401000, 0x400800 };
+	struct dial9_decoder *d;
+	struct dial9_record r;
+	struct stack_rec s[2];
+	size_t len;
+	void *buf;
+	int found = 0;
+
+	(void)state;
+	stack_rec(&s[0], 1000, 42, ips, 3);
+	s[0].r.hdr.flags = DIAL9_STACK_TRUNCATED;
+	s[0].r.hdr.cpu = 1;
+	s[1] = s[0];
+	s[1].r.hdr.flags |= DIAL9_STACK_WAKER;	/* a waker's, after its waking */
+	buf = trace_of(s, 2, NULL, 0, &len);
+	assert_int_equal(dial9_decoder_new(&d, buf, len), 0);
+	while (dial9_decoder_next(d, &r) == 1) {
+		const struct dial9_schema *sc = r.schema;
+		int f;
+
+		if (r.kind != DIAL9_RECORD_EVENT ||
+		    strcmp(sc->name, "sched.stack"))
+			continue;
+		found++;
+		assert_int_equal(r.ts_ns, 1000);
+		assert_int_equal(r.values[dial9_schema_field_index(sc, "tid")].u64, 42);
+		assert_int_equal(r.values[dial9_schema_field_index(sc, "pid")].u64, 42);
+		assert_int_equal(r.values[dial9_schema_field_index(sc, "cpu")].u64, 1);
+		assert_true(r.values[dial9_schema_field_index(sc, "truncated")].b);
+		f = dial9_schema_field_index(sc, "frames");
+		assert_int_equal(r.values[f].type, DIAL9_BYTES);
+		assert_int_equal(r.values[f].str.len, 24);
+		/* little-endian u64s, innermost first */
+		assert_memory_equal(r.values[f].str.ptr, ips, 24);
+		f = dial9_schema_field_index(sc, "waker");
+		assert_int_equal(r.values[f].type, DIAL9_BOOL);
+		assert_int_equal(r.values[f].b, found == 2);
+	}
+	assert_int_equal(found, 2);
+	dial9_decoder_free(d);
+	free(buf);
+}
+
+static void malformed_stack_record_is_refused(void **state)
+{
+	static const uint64_t ips[] = { 1, 2 };
+	struct d9_ktrace kt = { 0 };
+	struct stack_rec s;
+
+	(void)state;
+	assert_int_equal(dial9_encoder_new(&kt.enc), 0);
+	assert_int_equal(d9_ktrace_begin(&kt), 0);
+	stack_rec(&s, 1, 7, ips, 2);
+	s.r.nr = 3;			/* more than the record holds */
+	assert_int_equal(d9_ktrace_add(&kt, &s.r.hdr), -EPROTO);
+	s.r.nr = DIAL9_STACK_MAX_DEPTH + 1;
+	s.r.hdr.size = sizeof(s);
+	assert_int_equal(d9_ktrace_add(&kt, &s.r.hdr), -EPROTO);
+	s.r.hdr.size = sizeof(s.r) - 8;
+	assert_int_equal(d9_ktrace_add(&kt, &s.r.hdr), -EPROTO);
+	dial9_encoder_free(kt.enc);
+}
+
+struct maps_seen {
+	const char *exe;
+	uintptr_t fn;
+	int exe_maps, fn_in;
+	uint8_t id[D9_BUILD_ID_MAX];
+	uint32_t id_len;
+};
+
+static int see_map(void *ctx, const struct d9_mapping *m)
+{
+	struct maps_seen *ms = ctx;
+
+	assert_true(m->start < m->end);
+	if (strcmp(m->path, ms->exe))
+		return 0;
+	ms->exe_maps++;
+	ms->id_len = m->build_id_len;
+	memcpy(ms->id, m->build_id, m->build_id_len);
+	if (ms->fn >= m->start && ms->fn < m->end)
+		ms->fn_in++;
+	return 0;
+}
+
+static void own_mappings_hold_our_code_and_build_id(void **state)
+{
+	char exe[PATH_MAX];
+	uint8_t id[D9_BUILD_ID_MAX];
+	struct maps_seen ms = { .exe = exe };
+	int n;
+
+	(void)state;
+	assert_non_null(realpath("/proc/self/exe", exe));
+	ms.fn = (uintptr_t)own_mappings_hold_our_code_and_build_id;
+	assert_int_equal(d9_maps_read(getpid(), see_map, &ms), 0);
+	assert_true(ms.exe_maps >= 1);
+	assert_int_equal(ms.fn_in, 1);
+	n = d9_build_id(exe, id, sizeof(id));
+	assert_true(n > 0);	/* Debian's gcc links with --build-id */
+	assert_int_equal(ms.id_len, n);
+	assert_memory_equal(ms.id, id, (size_t)n);
+	/* not ELF, and gone */
+	assert_int_equal(d9_build_id("/proc/self/status", id, sizeof(id)),
+			 -ENOEXEC);
+	assert_int_equal(d9_build_id("/nonexistent/d9", id, sizeof(id)),
+			 -ENOENT);
+	assert_int_equal(d9_maps_read(INT_MAX, see_map, &ms), -ENOENT);
+}
+
+static void frames_read_back_as_object_offsets(void **state)
+{
+	static const uint64_t first[] = { 0x7f0000000100, 0x400500 };
+	static const uint64_t second[] = { 0x400123, 0x9999 };
+	struct d9_mapping maps[2] = {
+		{ .pid = 42, .start = 0x400000, .end = 0x401000, .offset = 0,
+		  .path = "/usr/bin/app" },
+		{ .pid = 42, .start = 0x7f0000000000, .end = 0x7f0000100000,
+		  .offset = 0x2000, .path = "/lib/libc.so.6" },
+	};
+	const struct sched_stack *sk;
+	struct sched_stats st;
+	struct stack_rec s[3];
+	uint64_t off;
+	char f[64];
+	size_t len;
+	void *buf;
+
+	(void)state;
+	stack_rec(&s[0], 100, 42, first, 2);
+	stack_rec(&s[1], 150, 42, second, 2);
+	s[1].r.hdr.flags = DIAL9_STACK_WAKER;	/* not a switch-out: left out */
+	stack_rec(&s[2], 200, 42, second, 2);
+	buf = trace_of(s, 3, maps, 2, &len);
+	d9_sched_stats_init(&st);
+	assert_int_equal(d9_sched_stats_want_stacks(&st), 0);
+	assert_int_equal(d9_sched_trace(&st, buf, len, &off), 0);
+	assert_int_equal(st.stacks->n, 2);
+	assert_int_equal(st.stacks->nmaps, 2);
+	/* the last switch-out strictly before the time asked for */
+	assert_null(d9_sched_stacks_before(st.stacks, 0, 42, 100));
+	assert_null(d9_sched_stacks_before(st.stacks, 0, 43, 1000));
+	sk = d9_sched_stacks_before(st.stacks, 0, 42, 190);
+	assert_non_null(sk);
+	assert_int_equal(sk->ts, 100);
+	d9_sched_stacks_frame(st.stacks, sk, 0, f, sizeof(f));
+	assert_string_equal(f, "libc.so.6+0x2100");
+	d9_sched_stacks_frame(st.stacks, sk, 1, f, sizeof(f));
+	assert_string_equal(f, "app+0x500");
+	sk = d9_sched_stacks_before(st.stacks, 0, 42, 1000);
+	assert_int_equal(sk->ts, 200);
+	d9_sched_stacks_frame(st.stacks, sk, 1, f, sizeof(f));
+	assert_string_equal(f, "0x9999");
+	d9_sched_stats_free(&st);
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(stack_record_is_a_sched_stack_event),
+		cmocka_unit_test(malformed_stack_record_is_refused),
+		cmocka_unit_test(own_mappings_hold_our_code_and_build_id),
+		cmocka_unit_test(frames_read_back_as_object_offsets),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

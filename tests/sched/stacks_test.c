@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libdial9 with DIAL9_SCHED_STACKS and the real module: a thread that
+ * blocks in a() -> b() -> c() -> read(2) (tests/kmod/stack_chain.h; this
+ * file is built with -fno-omit-frame-pointer) and then waits behind
+ * another thread shows, in `dial9 sched --explain --json`, the stack it
+ * blocked with, as this program's file offsets of the chain, read from the
+ * trace's own mappings.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "dial9.h"
+#include "../kmod/stack_chain.h"
+#include "kselftest_harness.h"
+
+static void pin0(void)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(0, &s);
+	sched_setaffinity(0, sizeof(s), &s);
+}
+
+/* On CPU 0 at SCHED_IDLE: once woken it waits for the spinning main. */
+static void *blocker(void *arg)
+{
+	struct sched_param sp = { 0 };
+	struct chain *ch = arg;
+
+	pin0();
+	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	ch->tid = (pid_t)syscall(SYS_gettid);
+	return (void *)a(ch);
+}
+
+static void spin_ms(int ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000
+	       < ms);
+}
+
+/* "name+0xoffset" of @addr in this program, from /proc/self/maps. */
+static int exe_frame(uintptr_t addr, char *buf, size_t len)
+{
+	char exe[PATH_MAX], line[PATH_MAX + 128];
+	const char *base;
+	FILE *f;
+	int ret = -ENOENT;
+
+	if (!realpath("/proc/self/exe", exe))
+		return -errno;
+	base = strrchr(exe, '/') + 1;
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return -errno;
+	while (ret && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off;
+		char path[PATH_MAX] = "";
+
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &start,
+			   &end, &off, path) == 4 && !strcmp(path, exe) &&
+		    addr >= start && addr < end) {
+			snprintf(buf, len, "%s+0x%llx", base,
+				 (unsigned long long)(addr - start + off));
+			ret = 0;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+TEST(explain_shows_the_blocked_chain)
+{
+	char dir[64], cmd[160], want[512], f0[160], f1[160], f2[160];
+	struct dial9_config cfg;
+	struct chain ch = { 0 };
+	size_t len = 0, cap = 1 << 20;
+	char *out = malloc(cap);
+	pthread_t t;
+	int p[2];
+	FILE *pp;
+
+	ASSERT_NE(NULL, out);
+	ASSERT_EQ(0, pipe(p));
+	ch.fd = p[0];
+	snprintf(dir, sizeof(dir), "/tmp/d9-stacks-%d", getpid());
+	dial9_config_init(&cfg);
+	cfg.trace_dir = dir;
+	cfg.sched_flags |= DIAL9_SCHED_STACKS;
+	ASSERT_EQ(0, dial9_start(&cfg));
+	pin0();
+	ASSERT_EQ(0, pthread_create(&t, NULL, blocker, &ch));
+	usleep(20000);
+	ASSERT_EQ(1, write(p[1], "x", 1));
+	spin_ms(5);	/* the woken blocker waits behind this */
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, dial9_stop());
+	ASSERT_NE(0, ch.site);
+	ASSERT_EQ(0, exe_frame(ch.site, f0, sizeof(f0)));
+	ASSERT_EQ(0, exe_frame(ch.in_b, f1, sizeof(f1)));
+	ASSERT_EQ(0, exe_frame(ch.in_a, f2, sizeof(f2)));
+	snprintf(want, sizeof(want), "\"stack\":[\"%s\",\"%s\",\"%s\"", f0,
+		 f1, f2);
+	TH_LOG("want %s", want);
+
+	snprintf(cmd, sizeof(cmd), "dial9 sched --explain --min-delay 1000 --json %s",
+		 dir);
+	pp = popen(cmd, "r");
+	ASSERT_NE(NULL, pp);
+	while (len < cap - 1) {
+		size_t n = fread(out + len, 1, cap - 1 - len, pp);
+
+		if (!n)
+			break;
+		len += n;
+	}
+	out[len] = 0;
+	ASSERT_EQ(0, pclose(pp));
+	EXPECT_NE(NULL, strstr(out, want)) {
+		const char *d = strstr(out, "\"delays\"");
+
+		TH_LOG("%.2000s", d ? d : out);
+	}
+	free(out);
+}
+
+TEST_HARNESS_MAIN
