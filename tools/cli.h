@@ -99,5 +99,6 @@ int cmd_report(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
 
 #endif

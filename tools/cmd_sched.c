@@ -24,7 +24,7 @@
 #include "sched/sched_read.h"
 #include "sched_report.h"
 
-static int sched_file(struct sched_stats *st, const char *path)
+int sched_file(struct sched_stats *st, const char *path)
 {
 	struct cli_file file;
 	uint64_t off;

@@ -19,6 +19,8 @@ static const struct {
 			      "                                 download uploaded segments (dial9 ls's selection)" },
 	{ "export", cmd_export, "export --perfetto [-o FILE] TRACE...\n"
 				"                                 Chrome trace JSON for Perfetto UI / chrome://tracing" },
+	{ "flame", cmd_flame, "flame [--tid N] [-o FILE] TRACE...\n"
+			      "                                 off-CPU time by blocked stack, as folded stacks" },
 	{ "fleet", cmd_fleet, "fleet (DIR | s3://BUCKET[/PREFIX]) [--since T] [--until T] [--by B]\n"
 			      "                                 worst threads, services, hosts by runqueue delay (summaries)" },
 	{ "info", cmd_info, "info TRACE...            metadata, counts, time range, losses" },

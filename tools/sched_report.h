@@ -20,6 +20,8 @@ struct sched_report_opts {
 	uint64_t explain_ns;
 };
 
+/* Feed the trace @path to @st (cmd_sched.c); 0, or an error it printed. */
+int sched_file(struct sched_stats *st, const char *path);
 /* Losses and unfollowed processes: what makes the figures incomplete. */
 void sched_losses_print(const struct sched_stats *st, FILE *out);
 /* Threads by total runqueue wait, then the histogram; text or JSON. */

@@ -149,6 +149,8 @@ int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 	case SK_OUT:
 	case SK_IN:
 		d9_sched_fields_ev(f, r, src, &e);
+		if (f->kind == SK_IN && st->stacks)
+			d9_sched_stacks_in(st->stacks, src, e.tid, e.ts);
 		return f->kind == SK_OUT ? d9_sched_stats_out(st, &e, NULL) :
 					   d9_sched_stats_in(st, &e, NULL);
 	case SK_WAKING:

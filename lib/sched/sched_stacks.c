@@ -10,26 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "sched/sched_stacks.h"
 #include "sched/sched_stats.h"
-
-/* Room for @need elements of @size in *@p (capacity *@cap); -ENOMEM. */
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	q = realloc(*p, c * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
 
 int d9_sched_stats_want_stacks(struct sched_stats *st)
 {
@@ -47,6 +30,7 @@ void d9_sched_stacks_free(struct sched_stacks *s)
 	free(s->maps);
 	free(s->v);
 	free(s->ips);
+	free(s->open);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -57,8 +41,8 @@ int d9_sched_stacks_add(struct sched_stacks *s, uint32_t src, uint64_t ts,
 	const unsigned char *p = frames;
 	struct sched_stack *st;
 
-	if (grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)) ||
-	    grow((void **)&s->ips, &s->ips_cap, s->nips + n, sizeof(*s->ips)))
+	if (d9_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)) ||
+	    d9_grow((void **)&s->ips, &s->ips_cap, s->nips + n, sizeof(*s->ips)))
 		return -ENOMEM;
 	st = &s->v[s->n++];
 	*st = (struct sched_stack){ .src = src, .tid = tid, .pid = pid,
@@ -71,7 +55,32 @@ int d9_sched_stacks_add(struct sched_stacks *s, uint32_t src, uint64_t ts,
 		s->ips[s->nips++] = le64toh(ip);
 	}
 	s->sorted = false;
+	/* its thread's earlier stack, if still open, ended unseen */
+	for (size_t i = 0; i < s->nopen; i++)
+		if (s->v[s->open[i]].src == src && s->v[s->open[i]].tid == tid) {
+			s->open[i] = s->n - 1;
+			return 0;
+		}
+	if (d9_grow((void **)&s->open, &s->open_cap, s->nopen + 1,
+		    sizeof(*s->open)))
+		return -ENOMEM;
+	s->open[s->nopen++] = s->n - 1;
 	return 0;
+}
+
+void d9_sched_stacks_in(struct sched_stacks *s, uint32_t src, uint32_t tid,
+			uint64_t ts)
+{
+	for (size_t i = 0; i < s->nopen; i++) {
+		struct sched_stack *st = &s->v[s->open[i]];
+
+		if (st->src != src || st->tid != tid)
+			continue;
+		if (ts >= st->ts)
+			st->end = ts;
+		s->open[i] = s->open[--s->nopen];
+		return;
+	}
 }
 
 int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
@@ -81,7 +90,7 @@ int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
 	struct sched_mapping *m;
 	char *copy;
 
-	if (grow((void **)&s->maps, &s->maps_cap, s->nmaps + 1,
+	if (d9_grow((void **)&s->maps, &s->maps_cap, s->nmaps + 1,
 		 sizeof(*s->maps)))
 		return -ENOMEM;
 	copy = strndup(path, pathlen);
@@ -117,8 +126,9 @@ const struct sched_stack *d9_sched_stacks_before(struct sched_stacks *s,
 	if (!s || !s->n)
 		return NULL;
 	if (!s->sorted) {
-		qsort(s->v, s->n, sizeof(*s->v), cmp_stack);
+		d9_sort(s->v, s->n, sizeof(*s->v), cmp_stack);
 		s->sorted = true;
+		s->nopen = 0;	/* indexes into the order before */
 	}
 	/* The first stack at or after (src, tid, ts); the one before it. */
 	hi = s->n;

@@ -18,6 +18,7 @@ struct sched_stack {
 	size_t first;			/* index into sched_stacks.ips */
 	uint32_t n;
 	bool truncated;
+	uint64_t end;			/* the thread's next switch-in, 0: none */
 };
 
 struct sched_mapping {
@@ -34,6 +35,9 @@ struct sched_stacks {
 	struct sched_mapping *maps;
 	size_t nmaps, maps_cap;
 	bool sorted;
+	/* while reading: stacks whose thread has not run again (indexes) */
+	size_t *open;
+	size_t nopen, open_cap;
 };
 
 struct sched_stats;
@@ -45,6 +49,12 @@ void d9_sched_stacks_free(struct sched_stacks *s);
 int d9_sched_stacks_add(struct sched_stacks *s, uint32_t src, uint64_t ts,
 			uint32_t tid, uint32_t pid, const void *frames,
 			size_t n, bool truncated);
+/*
+ * Thread (@src, @tid) was switched in at @ts: its open stack's end (the
+ * off-CPU time it stands for).  Fed in time order, before any lookup.
+ */
+void d9_sched_stacks_in(struct sched_stacks *s, uint32_t src, uint32_t tid,
+			uint64_t ts);
 /* A mapping of process @pid; -ENOMEM. */
 int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
 			uint64_t start, uint64_t end, uint64_t offset,

@@ -105,6 +105,19 @@ grep -q '"wait_ns":5000,.*"stack":\["libc.so.6+0x2100","app+0x500","app+0x400","
 	grep -q '"wait_ns":10000,.*"stack":\["app+0x123","app+0x400"\]' "$B/sched/stacks.json" &&
 	grep -q '"tid":701,.*"stack":null' "$B/sched/stacks.json" ||
 	bad "sched --explain: stacks (JSON)"
+# off-CPU time by stack: 700 left at 10 blocked (back at 25: 15 us) and
+# at 40 preempted (back at 50: 10 us), outermost frame first
+"$D9" flame "$B/sched/stacks" > "$B/sched/flame.txt" 2> "$B/sched/flame.err" ||
+	bad "flame: exit status"
+printf '%s\n' '? 700;0xdead;app+0x400;app+0x500;libc.so.6+0x2100 15' \
+	'? 700;app+0x400;app+0x123 10' > "$B/sched/flame-want.txt"
+diff -u "$B/sched/flame-want.txt" "$B/sched/flame.txt" || bad "flame: folded stacks"
+"$D9" flame --tid 700 "$B/sched/stacks" | cmp -s - "$B/sched/flame-want.txt" ||
+	bad "flame --tid 700"
+rc=0
+"$D9" flame "$B/sched/culprits" > /dev/null 2> "$B/sched/flame-none.err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'no stacks in these traces' "$B/sched/flame-none.err" ||
+	bad "flame without stacks: exit $rc, $(cat "$B/sched/flame-none.err")"
 ok "sched and info text, export across a loss, culprits, stacks"
 
 step "corrupt input: message with file and offset, exit 1, no output"
