@@ -138,6 +138,23 @@ TEST(explain_shows_the_blocked_chain)
 
 		TH_LOG("%.2000s", d ? d : out);
 	}
+
+	/* dial9 flame: the chain outermost first, with its time off-CPU */
+	snprintf(want, sizeof(want), ";%s;%s;%s ", f2, f1, f0);
+	snprintf(cmd, sizeof(cmd), "dial9 flame --tid %d %s", ch.tid, dir);
+	pp = popen(cmd, "r");
+	ASSERT_NE(NULL, pp);
+	len = fread(out, 1, cap - 1, pp);
+	out[len] = 0;
+	ASSERT_EQ(0, pclose(pp));
+	{
+		const char *hit = strstr(out, want);
+
+		EXPECT_NE(NULL, hit)
+			TH_LOG("want %s in:\n%.2000s", want, out);
+		if (hit)
+			EXPECT_LT(0, atol(hit + strlen(want)));
+	}
 	free(out);
 }
 
