@@ -154,6 +154,7 @@ int cmd_flame(int argc, char **argv)
 	int opt, n, rc = 0;
 	unsigned long v;
 
+	optind = 1;	/* a second call in one process (the fuzzer) */
 	while ((opt = getopt_long(argc, argv, "t:o:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 't':
