@@ -37,7 +37,7 @@ now() { cut -d' ' -f1 /proc/uptime; }
 suite=$1
 shift
 case $suite in
-"" | -* | *[!A-Za-z0-9._-]*) usage ;;
+"" | -* | *[!A-Za-z0-9._+-]*) usage ;;
 esac
 
 secs=300 skips="4 77" onfail=
