@@ -522,6 +522,21 @@ static void *fork_worker(void *arg)
 	return NULL;
 }
 
+/* What a forked child was doing, for the parent's message if it hangs. */
+static volatile sig_atomic_t child_step;
+
+static void child_alarm(int sig)
+{
+	static const char msg[] = "fork child: still running after 30 s in step ";
+	char d = (char)('0' + child_step);
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0 || write(2, &d, 1) < 0 ||
+	    write(2, "\n", 1) < 0)
+		(void)0;
+	_exit(30 + child_step);
+}
+
 static int child_body(const char *dir)
 {
 	struct dial9_stats st = { .size = sizeof(st) };
@@ -529,7 +544,9 @@ static int child_body(const char *dir)
 	struct test_counts cnt = { 0 };
 	char *cdir, *boot;
 
-	alarm(30); /* a deadlock kills the child: the parent sees it */
+	/* a deadlock ends the child: the parent sees where (status 30+) */
+	signal(SIGALRM, child_alarm);
+	alarm(30);
 	if (dial9_enabled())
 		return 10;
 	DIAL9_EMIT(t_acc, dial9_u64(1), dial9_u64(3)); /* a no-op */
@@ -548,12 +565,16 @@ static int child_body(const char *dir)
 	if (asprintf(&cdir, "%s/child-%d", dir, (int)getpid()) < 0)
 		return 12;
 	cfg_for(&c, cdir);
+	child_step = 1;
 	if (dial9_start(&c))
 		return 13;
+	child_step = 2;
 	for (int i = 0; i < 100; i++)
 		DIAL9_EMIT(t_acc, dial9_u64(i), dial9_u64(4));
+	child_step = 3;
 	if (dial9_stop())
 		return 14;
+	child_step = 4;
 	boot = test_boot_dir(cdir);
 	if (!boot)
 		return 15;
