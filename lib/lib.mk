@@ -50,6 +50,8 @@ LIB_CPPFLAGS := -D_GNU_SOURCE -DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Ilib -Iuapi
 LIB_CPPFLAGS += -DDIAL9_VERSION_STRING='"$(LIB_VERSION)"'
 LIB_CFLAGS := -std=gnu11 -O2 -g $(WARN) -pthread
 LIB_LDLIBS := $(strip -luring -llz4 -lz $(if $(filter 1,$(DIAL9_S3)),-lcurl -lcrypto) -pthread)
+# The command also reads ELF files for symbol names (tools/symbols.c).
+TOOL_LDLIBS := -lelf
 LIB_CONF := $(LIB_B)/build-options
 
 LIB_SO := $(LIB_B)/libdial9.so.$(LIB_VERSION)
@@ -133,7 +135,7 @@ $(BUILD)/tools/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) $(LIB_HDRS) \
 		$(LIB_A) $(LIB_CONF)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CPPFLAGS) $(CPPFLAGS) -std=gnu11 -O2 -g $(WARN) $(CFLAGS) \
-		$(LDFLAGS) -o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
+		$(LDFLAGS) -o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS) $(TOOL_LDLIBS)
 
 # ---- tests -------------------------------------------------------------------
 # Each test links the library compiled with the same sanitizers, so that
@@ -201,7 +203,7 @@ $(TOOLS_T)/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) $(LIB_HDRS) \
 		$(LIB_A) $(LIB_CONF)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CPPFLAGS) -std=gnu11 -O1 -g $(WARN) $(ASAN_FLAGS) \
-		-o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS)
+		-o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS) $(TOOL_LDLIBS)
 
 $(TOOLS_T)/mktrace: tests/tools/mktrace.c lib/include/dial9.h $(LIB_A)
 	@mkdir -p $(dir $@)
@@ -275,7 +277,7 @@ $(FUZZ_CLI_BINS): $(FUZZ_B)/fuzz_cli_%: tests/fuzz/fuzz_cli_%.c \
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(LIB_CPPFLAGS) $(FUZZ_FLAGS) \
 		-fsanitize=fuzzer,address,undefined \
-		-o $@ $< $(FUZZ_CLI_OBJS) $(TOOL_GEN) $(LIB_LDLIBS)
+		-o $@ $< $(FUZZ_CLI_OBJS) $(TOOL_GEN) $(LIB_LDLIBS) $(TOOL_LDLIBS)
 
 fuzz: fuzz-build
 	@$(RUN_TESTS) fuzz -s '' -t $$(($(FUZZ_SECS) + 120)) \

@@ -22,6 +22,7 @@
 #include "common/grow.h"
 #include "sched/sched_stacks.h"
 #include "sched_report.h"
+#include "symbols.h"
 
 struct folded {
 	char *key;
@@ -132,11 +133,14 @@ static int fold(struct flame *f)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dial9 flame [--tid N] [-o FILE] TRACE...\n"
+		"usage: dial9 flame [--tid N] [--no-symbols] [-o FILE] TRACE...\n"
 		"Off-CPU time by the user stack each thread left the CPU with\n"
 		"(traces recorded with DIAL9_SCHED_STACKS=1), as folded stacks:\n"
 		"\"NAME TID;OUTERMOST;...;INNERMOST MICROSECONDS\", largest first,\n"
-		"for flamegraph.pl or speedscope.  --tid: one thread only.\n");
+		"for flamegraph.pl or speedscope.  --tid: one thread only.\n"
+		"Frames are function names, read from the files the trace's\n"
+		"mappings name where they are here, else object+0xoffset\n"
+		"(--no-symbols: always).\n");
 }
 
 int cmd_flame(int argc, char **argv)
@@ -144,11 +148,14 @@ int cmd_flame(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "tid", required_argument, NULL, 't' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "no-symbols", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct sched_stats st;
 	struct flame f = { .st = &st };
+	struct cli_syms syms;
+	bool symbols = true;
 	const char *outpath = NULL;
 	char **paths, *end;
 	int opt, n, rc = 0;
@@ -168,6 +175,7 @@ int cmd_flame(int argc, char **argv)
 			f.tid = (uint32_t)v;
 			break;
 		case 'o': outpath = optarg; break;
+		case 'S': symbols = false; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -180,6 +188,13 @@ int cmd_flame(int argc, char **argv)
 	if (d9_sched_stats_want_stacks(&st)) {
 		fprintf(stderr, "dial9 flame: out of memory\n");
 		return 1;
+	}
+	/* frames as function names where the files are here */
+	cli_syms_init(&syms);
+	if (symbols) {
+		st.stacks->symbolize = cli_syms_lookup;
+		st.stacks->sym_ctx = &syms;
+		st.stacks->names_only = true;
 	}
 	n = cli_collect(argc - optind, argv + optind, &paths);
 	if (n < 0) {
@@ -208,10 +223,13 @@ int cmd_flame(int argc, char **argv)
 		fprintf(stderr, "dial9 flame: %zu stacks left out: their thread's next switch-in is not in the traces\n",
 			f.open);
 	if (!rc)
+		cli_syms_notes(&syms, "flame");
+	if (!rc)
 		rc = cli_write_output("flame", outpath, write_folded, &f);
 	for (size_t i = 0; i < f.n; i++)
 		free(f.v[i].key);
 	free(f.v);
 	d9_sched_stats_free(&st);
+	cli_syms_free(&syms);
 	return rc;
 }

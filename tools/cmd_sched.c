@@ -23,6 +23,7 @@
 #include "common/common.h"
 #include "sched/sched_read.h"
 #include "sched_report.h"
+#include "symbols.h"
 
 int sched_file(struct sched_stats *st, const char *path)
 {
@@ -216,7 +217,7 @@ static int sched_live(struct sched_stats *st, int *pids, unsigned int npids,
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dial9 sched [--tid N] [--min-delay US] [--top N] [--culprits] [--explain] [--json] TRACE...\n"
+		"usage: dial9 sched [--tid N] [--min-delay US] [--top N] [--culprits] [--explain [--no-symbols]] [--json] TRACE...\n"
 		"       dial9 sched --live [-p PID]... [--threshold US] [--duration S]\n"
 		"\nFirst the losses: scheduler records (per CPU, and the time window of\n"
 		"each loss), application events, and processes the kernel could not\n"
@@ -232,7 +233,8 @@ static void usage(FILE *out)
 		"--explain: each delay of --min-delay or more (default 1000 us):\n"
 		"when, on which CPU, preempted or woken and by whom, what ran on\n"
 		"that CPU meanwhile, how long another CPU was idle meanwhile, and\n"
-		"the stack it left the CPU with (traces with DIAL9_SCHED_STACKS=1).\n"
+		"the stack it left the CPU with (traces with DIAL9_SCHED_STACKS=1),\n"
+		"its frames named from the files here (--no-symbols: offsets only).\n"
 		"--live prints each delay above --threshold (default 10000 us) as it\n"
 		"happens and the report on Ctrl-C.\n");
 }
@@ -246,6 +248,7 @@ int cmd_sched(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "culprits", no_argument, NULL, 'c' },
 		{ "explain", no_argument, NULL, 'e' },
+		{ "no-symbols", no_argument, NULL, 'S' },
 		{ "live", no_argument, NULL, 'l' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "threshold", required_argument, NULL, 'T' },
@@ -256,8 +259,9 @@ int cmd_sched(int argc, char **argv)
 	struct sched_report_opts ro = { 0 };
 	uint64_t threshold_ns = 10000000, duration_ns = 0;
 	struct sched_stats st;
+	struct cli_syms syms;
 	int pids[64], npids = 0, c, rc = 0;
-	bool live = false;
+	bool live = false, symbols = true;
 	char **paths = NULL;
 	char *end;
 	int n;
@@ -283,6 +287,7 @@ int cmd_sched(int argc, char **argv)
 		case 'j': ro.json = true; break;
 		case 'c': ro.culprits = true; break;
 		case 'e': ro.explain = true; break;
+		case 'S': symbols = false; break;
 		case 'l': live = true; break;
 		case 'p':
 			if (npids == 64 || !v || v > 4194304) {
@@ -306,6 +311,12 @@ int cmd_sched(int argc, char **argv)
 		fprintf(stderr, "dial9 sched: out of memory\n");
 		return 1;
 	}
+	/* --explain's stacks: function names from the files, where here */
+	cli_syms_init(&syms);
+	if (ro.explain && symbols) {
+		st.stacks->symbolize = cli_syms_lookup;
+		st.stacks->sym_ctx = &syms;
+	}
 	if (live) {
 		if (optind < argc) {
 			fprintf(stderr, "dial9 sched: --live takes no TRACE\n");
@@ -314,6 +325,7 @@ int cmd_sched(int argc, char **argv)
 		rc = sched_live(&st, pids, (unsigned int)npids, threshold_ns,
 				duration_ns, &ro);
 		d9_sched_stats_free(&st);
+		cli_syms_free(&syms);
 		return rc;
 	}
 	if (npids) {
@@ -325,8 +337,10 @@ int cmd_sched(int argc, char **argv)
 		return 2;
 	}
 	n = cli_collect(argc - optind, argv + optind, &paths);
-	if (n < 0)
+	if (n < 0) {
+		d9_sched_stats_free(&st);
 		return 1;
+	}
 	for (int i = 0; i < n; i++) {
 		cli_progress("sched", i, n, paths[i]);
 		if (sched_file(&st, paths[i])) {
@@ -343,8 +357,10 @@ int cmd_sched(int argc, char **argv)
 			rc = 1;
 		} else {
 			sched_stats_report(&st, &ro, stdout);
+			cli_syms_notes(&syms, "sched");
 		}
 	}
 	d9_sched_stats_free(&st);
+	cli_syms_free(&syms);
 	return rc;
 }

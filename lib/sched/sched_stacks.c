@@ -155,15 +155,25 @@ void d9_sched_stacks_frame(const struct sched_stacks *s,
 	/* The newest mapping of the address in the process wins. */
 	for (size_t j = s->nmaps; j-- > 0;) {
 		const struct sched_mapping *m = &s->maps[j];
-		const char *base;
+		const char *base, *name;
+		uint64_t within, off;
 
 		if (m->src != st->src || m->pid != st->pid || ip < m->start ||
 		    ip >= m->end)
 			continue;
+		off = ip - m->start + m->offset;
 		base = strrchr(m->path, '/');
 		base = base && base[1] ? base + 1 : m->path;
-		snprintf(buf, len, "%s+0x%" PRIx64, base,
-			 ip - m->start + m->offset);
+		if (s->symbolize &&
+		    !s->symbolize(s->sym_ctx, m->path, off, &name, &within)) {
+			if (s->names_only)
+				snprintf(buf, len, "%s", name);
+			else
+				snprintf(buf, len, "%s+0x%" PRIx64 " (%s)",
+					 name, within, base);
+			return;
+		}
+		snprintf(buf, len, "%s+0x%" PRIx64, base, off);
 		return;
 	}
 	snprintf(buf, len, "0x%" PRIx64, ip);

@@ -35,6 +35,15 @@ struct sched_stacks {
 	struct sched_mapping *maps;
 	size_t nmaps, maps_cap;
 	bool sorted;
+	/*
+	 * Names for frames, if set (the command's symbolizer): the function
+	 * of file offset @off of @path, 0 or -errno; @names_only: frames as
+	 * the function's name alone (flame graphs), else name+0xN (object).
+	 */
+	int (*symbolize)(void *ctx, const char *path, uint64_t off,
+			 const char **name, uint64_t *within);
+	void *sym_ctx;
+	bool names_only;
 	/* while reading: stacks whose thread has not run again (indexes) */
 	size_t *open;
 	size_t nopen, open_cap;
@@ -69,7 +78,9 @@ const struct sched_stack *d9_sched_stacks_before(struct sched_stacks *s,
 						 uint64_t ts);
 /*
  * Frame @i of @st as "object+0xoffset" (the file offset in the object's
- * mapping, basename of its path), or "0xaddress" outside every mapping.
+ * mapping, basename of its path), or "0xaddress" outside every mapping;
+ * with a symbolizer that names it, "function+0xN (object)" (names_only:
+ * "function").
  */
 void d9_sched_stacks_frame(const struct sched_stacks *s,
 			   const struct sched_stack *st, uint32_t i,

@@ -520,7 +520,7 @@ static int sched_cases(const char *dir)
 	CHECK(dial9_encoder_schema(e, S_MAP, DIAL9_KIND_INSTANT, "sched.mapping", 6, f_map));
 	s_map(e, 0, 700, 0x400000, 0x401000, 0, "/usr/bin/app");
 	s_map(e, 0, 700, 0x7f0000000000, 0x7f0000100000, 0x2000,
-	      "/lib/x86_64-linux-gnu/libc.so.6");
+	      "/opt/dial9-test/lib/libc.so.6");
 	s_inx(e, 0, 700, 0, 0, 0, 0, 0);
 	s_outx(e, 10, 700, 0, false, 0, 1, 0);
 	{
@@ -653,6 +653,82 @@ static int clock_extreme(const char *dir)
 	return 0;
 }
 
+/* Two functions of this program, for stacks with real frames. */
+__attribute__((noinline)) void mktrace_sym_alpha(void);
+__attribute__((noinline)) void mktrace_sym_beta(void);
+__attribute__((noinline)) void mktrace_sym_alpha(void)
+{
+	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop" ::: "memory");
+}
+
+__attribute__((noinline)) void mktrace_sym_beta(void)
+{
+	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop" ::: "memory");
+	mktrace_sym_alpha();
+	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop" ::: "memory");
+}
+
+/* The mapping of this program that holds @addr: start, end, offset. */
+static int own_mapping(uintptr_t addr, uint64_t *start, uint64_t *end,
+		       uint64_t *off)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		unsigned long long a, b, o;
+
+		if (sscanf(line, "%llx-%llx %*s %llx", &a, &b, &o) == 3 &&
+		    addr >= a && addr < b) {
+			*start = a;
+			*end = b;
+			*off = o;
+			found = 1;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found ? 0 : -1;
+}
+
+/*
+ * symbols/: a stack of this program's own functions, blocked at 10 and
+ * back at 30 (20 us): thread 800 maps them from this program (@self),
+ * 801 from @stripped (a copy without symbols), 802 from @garbage (not
+ * ELF): the same addresses, named only in the first.
+ */
+static int symbols_case(const char *dir, const char *self,
+			const char *stripped, const char *garbage)
+{
+	const char *paths[] = { self, stripped, garbage };
+	uint64_t ips[2], start, end, off;
+	struct dial9_encoder *e;
+
+	ips[0] = (uintptr_t)mktrace_sym_alpha + 3;
+	ips[1] = (uintptr_t)mktrace_sym_beta + 5;
+	if (own_mapping((uintptr_t)mktrace_sym_alpha, &start, &end, &off) ||
+	    own_mapping((uintptr_t)mktrace_sym_beta, &start, &end, &off)) {
+		fprintf(stderr, "mktrace: no mapping of its own code\n");
+		return 1;
+	}
+	CHECK(dial9_encoder_new(&e));
+	sched_begin(e, NULL, NULL);
+	CHECK(dial9_encoder_schema(e, S_STACK, DIAL9_KIND_INSTANT, "sched.stack", 5, f_stack));
+	CHECK(dial9_encoder_schema(e, S_MAP, DIAL9_KIND_INSTANT, "sched.mapping", 6, f_map));
+	for (uint64_t t = 800; t < 803; t++) {
+		s_map(e, 0, t, start, end, off, paths[t - 800]);
+		s_inx(e, 0, t, 0, 0, 0, 0, 0);
+		s_outx(e, 10, t, 0, false, 0, 1, 0);
+		s_stack(e, 10, t, ips, 2);
+		s_inx(e, 30, t, 0, 5000, 0, 1, 0);	/* 5 us runnable */
+		s_outx(e, 40, t, 0, false, 5000, 2, 0);
+	}
+	s_save(e, dir, "symbols", "00000001.dial9");
+	dial9_encoder_free(e);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "synth"))
@@ -665,6 +741,9 @@ int main(int argc, char **argv)
 		return clock_extreme(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "record"))
 		return record(argv[2]);
-	fprintf(stderr, "usage: mktrace synth|sched|utf8|clock|record DIR\n");
+	if (argc == 6 && !strcmp(argv[1], "symbols"))
+		return symbols_case(argv[2], argv[3], argv[4], argv[5]);
+	fprintf(stderr, "usage: mktrace synth|sched|utf8|clock|record DIR\n"
+			"       mktrace symbols DIR SELF STRIPPED GARBAGE\n");
 	return 2;
 }

@@ -114,6 +114,33 @@ printf '%s\n' '? 700;0xdead;app+0x400;app+0x500;libc.so.6+0x2100 15' \
 diff -u "$B/sched/flame-want.txt" "$B/sched/flame.txt" || bad "flame: folded stacks"
 "$D9" flame --tid 700 "$B/sched/stacks" | cmp -s - "$B/sched/flame-want.txt" ||
 	bad "flame --tid 700"
+# Symbols from the files the mappings name (libelf): mktrace's own two
+# functions; a stripped copy and a file that is not ELF keep offsets,
+# and say why.  The stacks trace's files are not on this machine.
+grep -q '^dial9 flame: 4 frames in /usr/bin/app not named: no such file here$' \
+	"$B/sched/flame.err" || bad "flame: no note on a file that is not here"
+objcopy --strip-all "$B/mktrace" "$B/sched/mktrace-stripped"
+head -c 4096 /dev/urandom > "$B/sched/garbage.elf"
+"$B/mktrace" symbols "$B/sched" "$PWD/$B/mktrace" "$B/sched/mktrace-stripped" \
+	"$B/sched/garbage.elf"
+"$D9" flame "$B/sched/symbols" > "$B/sched/flame-sym.txt" 2> "$B/sched/flame-sym.err" ||
+	bad "flame (symbols): exit status"
+grep -qx '? 800;mktrace_sym_beta;mktrace_sym_alpha 20' "$B/sched/flame-sym.txt" &&
+	grep -qx '? 801;mktrace-stripped+0x[0-9a-f]*;mktrace-stripped+0x[0-9a-f]* 20' "$B/sched/flame-sym.txt" &&
+	grep -qx '? 802;garbage.elf+0x[0-9a-f]*;garbage.elf+0x[0-9a-f]* 20' "$B/sched/flame-sym.txt" ||
+	bad "flame: symbols, $(cat "$B/sched/flame-sym.txt")"
+grep -q 'mktrace-stripped not named: no function symbols (stripped)$' "$B/sched/flame-sym.err" &&
+	grep -q 'garbage.elf not named: not an ELF file$' "$B/sched/flame-sym.err" ||
+	bad "flame: notes, $(cat "$B/sched/flame-sym.err")"
+"$D9" sched --explain --min-delay 1 "$B/sched/symbols" > "$B/sched/explain-sym.txt" 2>/dev/null
+a=$(nm "$B/mktrace" | sed -n 's/^0*\([0-9a-f]*\) T mktrace_sym_alpha$/\1/p')
+b=$(nm "$B/mktrace" | sed -n 's/^0*\([0-9a-f]*\) T mktrace_sym_beta$/\1/p')
+grep -qx '      #0  mktrace_sym_alpha+0x3 (mktrace)' "$B/sched/explain-sym.txt" &&
+	grep -qx '      #1  mktrace_sym_beta+0x5 (mktrace)' "$B/sched/explain-sym.txt" &&
+	grep -qx "      #0  mktrace-stripped+0x$(printf %x $((0x$a + 3)))" "$B/sched/explain-sym.txt" ||
+	bad "sched --explain: symbols ($a, $b): $(grep '#' "$B/sched/explain-sym.txt")"
+"$D9" flame --no-symbols "$B/sched/symbols" 2>/dev/null | grep -q '^? 800;mktrace+0x' ||
+	bad "flame --no-symbols"
 rc=0
 "$D9" flame "$B/sched/culprits" > /dev/null 2> "$B/sched/flame-none.err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'no stacks in these traces' "$B/sched/flame-none.err" ||
