@@ -90,6 +90,12 @@ void cli_progress_done(void);
 int cli_write_output(const char *cmd, const char *path,
 		     int (*fn)(FILE *f, void *arg), void *arg);
 
+/*
+ * @s for a terminal: control characters (which a trace or a summary may
+ * carry, in a name) as '?', cut to @len - 1 bytes; returns @buf.
+ */
+const char *cli_safe(const char *s, char *buf, size_t len);
+
 int cmd_dump(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_sched(int argc, char **argv);

@@ -62,3 +62,14 @@ int cli_write_output(const char *cmd, const char *path,
 		unlink(path);
 	return rc;
 }
+
+const char *cli_safe(const char *s, char *buf, size_t len)
+{
+	size_t i = 0;
+
+	for (; *s && i + 1 < len; s++)
+		buf[i++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+	if (len)
+		buf[i] = '\0';
+	return buf;
+}

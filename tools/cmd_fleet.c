@@ -205,7 +205,7 @@ static void print_json(const struct group *g, size_t n, const struct opts *o,
 static void print_segment(const char *local, const char *seg)
 {
 	const char *rel[2] = { seg, strchr(seg, '/') };
-	char path[4096];
+	char path[4096], safe[4096];
 	struct stat st;
 
 	if (!*seg) {
@@ -219,18 +219,18 @@ static void print_segment(const char *local, const char *seg)
 			 rel[i] + (i ? 1 : 0));
 		if (!stat(path, &st) && S_ISREG(st.st_mode) &&
 		    !access(path, R_OK)) {
-			printf("%s\n", path);
+			printf("%s\n", cli_safe(path, path, sizeof(path)));
 			return;
 		}
 	}
-	printf("%s\n", seg);
+	printf("%s\n", cli_safe(seg, safe, sizeof(safe)));
 }
 
 static void print_text(const struct group *g, size_t n, const struct opts *o,
 		       const struct fleet_rows *rows, long long since,
 		       long long until, const char *local)
 {
-	char a[40], b[40];
+	char a[40], b[40], safe[256];
 	uint64_t lost = 0;
 
 	utc(since > 0 ? (uint64_t)since * 1000000000ull : 0, a, sizeof(a));
@@ -253,13 +253,16 @@ static void print_text(const struct group *g, size_t n, const struct opts *o,
 		const struct fleet_row *f = g[i].first, *m = g[i].worst_max;
 
 		utc(m->delay_max_at_ns, a, sizeof(a));
+		/* names from the summaries: no control bytes to a terminal */
 		if (o->by != BY_SERVICE)
-			printf("%-16.16s ", f->host);
+			printf("%-16.16s ", cli_safe(f->host, safe, sizeof(safe)));
 		if (o->by != BY_HOST)
-			printf("%-16.16s ", f->service);
+			printf("%-16.16s ", cli_safe(f->service, safe,
+						      sizeof(safe)));
 		if (o->by == BY_THREAD)
 			printf("%8" PRIu64 " %8" PRIu64 " %-16.16s ", f->pid,
-			       f->tid, f->thread[0] ? f->thread : "?");
+			       f->tid, f->thread[0] ?
+			       cli_safe(f->thread, safe, sizeof(safe)) : "?");
 		printf("%9.1f %9.1f %-27s %14.6f %10.2f %7" PRIu64 " %5" PRIu64
 		       "\n", g[i].worst_p99->delay_p99_ns / 1e3,
 		       m->delay_max_ns / 1e3, a, m->delay_max_at_mono_ns / 1e9,

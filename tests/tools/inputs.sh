@@ -173,4 +173,17 @@ grep -q '^0 summaries, 0 thread rows' "$T/fleet3.out" ||
 rm -f "$T/fleet3/summary/h/s/00000002.json.gz"
 ok "fleet: FIFO skipped, bomb refused at 16 MiB"
 
+step "dial9 fleet: control characters in names never reach the terminal"
+mkdir -p "$T/fleet4/summary/h/s"
+sed 's/"host":"h1"/"host":"h\\u001b[31m1"/; s/"thread":"api-main"/"thread":"api\\u0007main"/' \
+	tests/fuzz/seeds/fleet/rows.jsonl | gzip > "$T/fleet4/summary/h/s/00000001.json.gz"
+"$D9" fleet --since @0 --until @4102444800 --by thread "$T/fleet4" \
+	> "$T/fleet4.out" 2> "$T/fleet4.err" || bad "fleet names: exit status"
+if LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$T/fleet4.out"; then
+	bad "fleet names: a control character in the text output"
+fi
+grep -q '^h?\[31m1 ' "$T/fleet4.out" && grep -q ' api?main ' "$T/fleet4.out" ||
+	bad "fleet names: $(head -5 "$T/fleet4.out")"
+ok "fleet: control characters in names shown as ?"
+
 finish inputs
