@@ -105,17 +105,14 @@ static void ksched_write(struct recorder *r)
 static void ksched_record(void *ctx, const struct dial9_rec_header *rec)
 {
 	struct recorder *r = ctx;
-	uint64_t limit = r->cfg.buffer_bytes;
 	size_t len;
 
 	if (d9_ktrace_add(&r->kt, rec)) {
 		r->sched_error = -EPROTO;
 		return;
 	}
-	if (r->cfg.max_file_bytes < limit)
-		limit = r->cfg.max_file_bytes;
 	dial9_encoder_data(r->kt.enc, &len);
-	if (len < limit)
+	if (len < r->kt_batch_bytes)
 		return;
 	ksched_write(r);
 	if (d9_ktrace_begin(&r->kt))
@@ -162,6 +159,9 @@ static uint64_t ksched_flush(struct recorder *r, uint64_t horizon)
 
 	if (!r->ks || d9_ktrace_begin(&r->kt))
 		return 0;
+	/* ksched_record()'s batch size: buffer_bytes, or a segment's */
+	r->kt_batch_bytes = r->cfg.buffer_bytes < r->cfg.max_file_bytes ?
+			    r->cfg.buffer_bytes : r->cfg.max_file_bytes;
 	if (r->maps_due)
 		write_mappings(r);
 	ret = dial9_ksched_drain(r->ks, horizon, ksched_record, r);

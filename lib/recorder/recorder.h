@@ -37,6 +37,7 @@ struct recorder {
 	struct dial9_encoder *enc; /* the flush thread's own events */
 	struct dial9_ksched *ks;   /* the kernel's scheduler records */
 	struct d9_ktrace kt;
+	uint64_t kt_batch_bytes;   /* a stream of kt is written at this size */
 	bool maps_due;             /* sched.mapping events, for stacks */
 	uint64_t sched_events;
 	int sched_error;
