@@ -5,7 +5,6 @@
  * meanwhile (as `dial9 sched --explain` says it) and the CPU's lane over
  * the wait, occupant by occupant, which the page draws on its timeline.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,39 +23,6 @@ const char *report_culprit_label(const struct timeline *tl,
 	if (i >= 0 && by_sched && by_sched[i])
 		return by_sched[i];
 	return sched_culprit_name(&tl->st, src, kind, tid, tgid);
-}
-
-/* One explained wait, kept until the worst delays are matched to it. */
-struct why {
-	struct sched_wait w;
-	struct sched_culprit *ran;
-	size_t nran;
-	uint64_t idle;
-};
-
-struct whys {
-	struct why *v;
-	size_t n, cap;
-};
-
-static int keep_why(void *ctx, const struct sched_wait *w,
-		    const struct sched_culprit *ran, size_t n, uint64_t idle)
-{
-	struct whys *x = ctx;
-	struct why *y;
-
-	if (cli_grow((void **)&x->v, &x->cap, x->n + 1, sizeof(*x->v)))
-		return -ENOMEM;
-	y = &x->v[x->n];
-	*y = (struct why){ *w, NULL, n, idle };
-	if (n) {
-		y->ran = malloc(n * sizeof(*ran));
-		if (!y->ran)
-			return -ENOMEM;
-		memcpy(y->ran, ran, n * sizeof(*ran));
-	}
-	x->n++;
-	return 0;
 }
 
 struct lane {
@@ -83,9 +49,9 @@ static int lane_piece(void *ctx, const struct sched_occ *o, uint64_t from,
 
 /* The explanation of @y: {cpu, cause, waker, idle, ran, lane}. */
 static int why_json(FILE *f, const struct timeline *tl,
-		    const char *const *by_sched, const struct why *y)
+		    const char *const *by_sched, const struct sched_explained *y)
 {
-	const struct sched_wait *w = &y->w;
+	const struct sched_wait *w = y->w;
 	struct lane l = { f, tl, by_sched, w->src, true };
 	int ret;
 
@@ -124,26 +90,28 @@ static int why_json(FILE *f, const struct timeline *tl,
 int report_why_json(FILE *f, const struct timeline *tl,
 		    const char *const *by_sched, size_t top)
 {
-	struct whys x = { 0 };
+	struct sched_explained *v = NULL;
 	uint64_t min_ns = UINT64_MAX;
+	size_t n = 0;
 	int ret = 0;
 
 	fputs(",\n\"why\":[", f);
 	for (size_t i = 0; i < tl->n_delays && i < top; i++)
 		if (tl->delays[i].ns < min_ns)
 			min_ns = tl->delays[i].ns;
-	if (tl->st.culprits && tl->n_delays && top)
-		ret = d9_culprits_explain(tl->st.culprits, min_ns, keep_why,
-					  &x);
+	if (tl->n_delays && top)
+		/* only read: the culprits were resolved when tl was loaded */
+		ret = sched_explain_collect((struct sched_stats *)&tl->st,
+					    min_ns, &v, &n);
 	for (size_t i = 0; !ret && i < tl->n_delays && i < top; i++) {
 		const struct tl_delay *d = &tl->delays[i];
 		uint32_t si = tl->threads[d->thread].sched;
-		const struct why *y = NULL;
+		const struct sched_explained *y = NULL;
 
 		/* the wait whose switch-in is this delay's */
-		for (size_t k = 0; si && k < x.n && !y; k++)
-			if (x.v[k].w.thread == si - 1 && x.v[k].w.end == d->ts)
-				y = &x.v[k];
+		for (size_t k = 0; si && k < n && !y; k++)
+			if (v[k].w->thread == si - 1 && v[k].w->end == d->ts)
+				y = &v[k];
 		if (i)
 			fputc(',', f);
 		if (y)
@@ -152,8 +120,6 @@ int report_why_json(FILE *f, const struct timeline *tl,
 			fputs("null", f);
 	}
 	fputc(']', f);
-	for (size_t k = 0; k < x.n; k++)
-		free(x.v[k].ran);
-	free(x.v);
+	sched_explained_free(v, n);
 	return ret;
 }

@@ -38,6 +38,20 @@ void sched_culprits_json(struct sched_stats *st, const struct sched_thread *t,
 			 FILE *out);
 void sched_culprits_text(struct sched_stats *st, const struct sched_thread *t,
 			 size_t max, FILE *out);
+/* A delay --explain found: its wait (the last piece), what ran, idle. */
+struct sched_explained {
+	const struct sched_wait *w;
+	struct sched_culprit *ran;
+	size_t nran;
+	uint64_t idle;			/* another CPU idle meanwhile, most */
+};
+/*
+ * Every delay of @min_ns or more (st->culprits resolved), in the trace's
+ * order, into *@v (free with sched_explained_free); 0 or -ENOMEM.
+ */
+int sched_explain_collect(struct sched_stats *st, uint64_t min_ns,
+			  struct sched_explained **v, size_t *n);
+void sched_explained_free(struct sched_explained *v, size_t n);
 /* "new", "preempted", "woken" or "unknown" (enum sched_cause). */
 const char *sched_cause_name(uint32_t cause);
 /* ,"delays":[...] / the @max longest as text; 0 or -ENOMEM. */

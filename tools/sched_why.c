@@ -107,12 +107,7 @@ struct explain {
 	struct sched_stats *st;
 	FILE *out;			/* JSON: write each */
 	size_t n;
-	struct explained {
-		const struct sched_wait *w;
-		struct sched_culprit *ran;
-		size_t nran;
-		uint64_t idle;
-	} *v;
+	struct sched_explained *v;
 	size_t cap;
 };
 
@@ -178,7 +173,7 @@ static void stack_text(struct sched_stats *st, const struct sched_wait *w,
 	}
 }
 
-static void delay_json(struct explain *x, const struct explained *e)
+static void delay_json(struct explain *x, const struct sched_explained *e)
 {
 	const struct sched_wait *w = e->w;
 	const struct sched_thread *t = &x->st->threads[w->thread];
@@ -211,7 +206,7 @@ static int explain_one(void *ctx, const struct sched_wait *w,
 		       uint64_t idle)
 {
 	struct explain *x = ctx;
-	struct explained e = { w, NULL, n, idle };
+	struct sched_explained e = { w, NULL, n, idle };
 
 	if (x->out) {
 		e.ran = (struct sched_culprit *)ran;
@@ -242,9 +237,28 @@ int sched_explain_json(struct sched_stats *st, uint64_t min_ns, FILE *out)
 	return ret;
 }
 
+int sched_explain_collect(struct sched_stats *st, uint64_t min_ns,
+			  struct sched_explained **v, size_t *n)
+{
+	struct explain x = { .st = st };
+	int ret = st->culprits ? d9_culprits_explain(st->culprits, min_ns,
+						     explain_one, &x) : 0;
+
+	*v = x.v;
+	*n = x.n;
+	return ret;
+}
+
+void sched_explained_free(struct sched_explained *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].ran);
+	free(v);
+}
+
 static int cmp_explained(const void *pa, const void *pb)
 {
-	const struct explained *a = pa, *b = pb;
+	const struct sched_explained *a = pa, *b = pb;
 
 	if (a->w->info.delay_ns != b->w->info.delay_ns)
 		return a->w->info.delay_ns > b->w->info.delay_ns ? -1 : 1;
@@ -277,8 +291,7 @@ int sched_explain_text(struct sched_stats *st, uint64_t min_ns, size_t max,
 		       FILE *out)
 {
 	struct explain x = { .st = st };
-	int ret = st->culprits ? d9_culprits_explain(st->culprits, min_ns,
-						     explain_one, &x) : 0;
+	int ret = sched_explain_collect(st, min_ns, &x.v, &x.n);
 
 	if (!ret) {
 		d9_sort(x.v, x.n, sizeof(*x.v), cmp_explained);
@@ -286,7 +299,7 @@ int sched_explain_text(struct sched_stats *st, uint64_t min_ns, size_t max,
 			x.n, x.n > max ? " (the longest shown; --json lists all)" : "");
 	}
 	for (size_t i = 0; !ret && i < x.n && i < max; i++) {
-		const struct explained *e = &x.v[i];
+		const struct sched_explained *e = &x.v[i];
 		const struct sched_wait *w = e->w;
 		const struct sched_thread *t = &st->threads[w->thread];
 		uint64_t at = w->end - w->info.delay_ns;
@@ -314,8 +327,6 @@ int sched_explain_text(struct sched_stats *st, uint64_t min_ns, size_t max,
 			e->nran ? "" : " nothing recorded", e->idle / 1e6);
 		stack_text(st, w, out);
 	}
-	for (size_t i = 0; i < x.n; i++)
-		free(x.v[i].ran);
-	free(x.v);
+	sched_explained_free(x.v, x.n);
 	return ret;
 }
