@@ -150,33 +150,10 @@ int d9_kq_push_bounded(struct d9_kq *q, const struct dial9_rec_header *rec,
 int d9_kq_move(struct d9_kq *to, struct d9_kq *from)
 {
 	size_t n = from->len - from->off;
+	int ret = n ? d9_kq_push(to, from->buf + from->off, n) : 0;
 
-	if (n) {
-		if (to->off && to->off == to->len)
-			to->off = to->len = 0;
-		if (to->len + n > to->cap) {
-			if (to->off) {
-				memmove(to->buf, to->buf + to->off,
-					to->len - to->off);
-				to->len -= to->off;
-				to->off = 0;
-			}
-			if (to->len + n > to->cap) {
-				size_t cap = to->cap ? to->cap : 65536;
-				unsigned char *nb;
-
-				while (cap < to->len + n)
-					cap *= 2;
-				nb = realloc(to->buf, cap);
-				if (!nb)
-					return -ENOMEM;
-				to->buf = nb;
-				to->cap = cap;
-			}
-		}
-		memcpy(to->buf + to->len, from->buf + from->off, n);
-		to->len += n;
-	}
+	if (ret)
+		return ret;
 	from->off = from->len = 0;
 	return 0;
 }
