@@ -205,15 +205,18 @@ $(TOOLS_T)/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) $(LIB_HDRS) \
 	$(CC) $(LIB_CPPFLAGS) -std=gnu11 -O1 -g $(WARN) $(ASAN_FLAGS) \
 		-o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS) $(TOOL_LDLIBS)
 
-$(TOOLS_T)/mktrace: tests/tools/mktrace.c lib/include/dial9.h $(LIB_A)
+# mktrace_stacks.c reads build-ids as the library does (sched/sched.h).
+$(TOOLS_T)/mktrace: tests/tools/mktrace.c tests/tools/mktrace_stacks.c \
+		tests/tools/mktrace.h lib/include/dial9.h $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE -Ilib/include \
-		-o $@ $< $(LIB_A) $(LIB_LDLIBS)
+	$(CC) -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE -Ilib/include -Ilib -Iuapi \
+		-o $@ tests/tools/mktrace.c tests/tools/mktrace_stacks.c \
+		$(LIB_A) $(LIB_LDLIBS)
 
 .PHONY: test-tools
 test-tools: $(TOOLS_T)/dial9 $(TOOLS_T)/mktrace
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	$(RUN_TESTS) test-tools -t 120 $(foreach s,synthetic recorded inputs,\
+	$(RUN_TESTS) test-tools -t 120 $(foreach s,synthetic recorded inputs symbols,\
 		"$(s): tests/tools/$(s).sh $(TOOLS_T)")
 
 # ---- the S3-compatible server of the upload tests (tests/lib/s3_test.h):
