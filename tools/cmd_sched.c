@@ -307,7 +307,8 @@ int cmd_sched(int argc, char **argv)
 	d9_sched_stats_init(&st);
 	if (((ro.culprits || ro.explain) &&
 	     d9_sched_stats_want_culprits(&st)) ||
-	    (ro.explain && d9_sched_stats_want_stacks(&st))) {
+	    (ro.explain && (d9_sched_stats_want_stacks(&st) ||
+			    d9_sched_stats_want_spans(&st)))) {
 		fprintf(stderr, "dial9 sched: out of memory\n");
 		return 1;
 	}

@@ -251,6 +251,20 @@ int d9_sched_trace(struct sched_stats *st, const void *buf, size_t len,
 			d9_sched_stats_name(st, src, UINT64_MAX, rec.tid, 0,
 					    rec.thread_name,
 					    strlen(rec.thread_name));
+		/* the application's spans, by the thread of their stream */
+		if (st->spans && rec.kind == DIAL9_RECORD_EVENT && rec.tid &&
+		    (rec.schema->kind == DIAL9_KIND_SPAN_BEGIN ||
+		     rec.schema->kind == DIAL9_KIND_SPAN_END) &&
+		    strncmp(rec.schema->name, "sched.", 6) &&
+		    strncmp(rec.schema->name, "dial9.", 6)) {
+			ret = d9_sched_spans_add(st->spans, src, rec.tid,
+				rec.ts_ns, rec.schema->name,
+				strlen(rec.schema->name),
+				rec.schema->kind == DIAL9_KIND_SPAN_BEGIN);
+			if (ret)
+				break;
+			continue;
+		}
 		if (rec.kind != DIAL9_RECORD_EVENT ||
 		    (strncmp(rec.schema->name, "sched.", 6) &&
 		     strcmp(rec.schema->name, "dial9.lost")))

@@ -231,6 +231,7 @@ int why_case(const char *dir)
 {
 	static const uint64_t blocked[] = { 0x400500, 0x400400 };
 	static const uint64_t waker[] = { 0x500100, 0x500200 };
+	static const uint64_t pre1[] = { 0x400600 }, pre2[] = { 0x400700 };
 	struct dial9_encoder *e;
 
 	CHECK(dial9_encoder_new(&e));
@@ -246,8 +247,10 @@ int why_case(const char *dir)
 	s_stack(e, 20, 601, waker, 2, true);
 	s_inx(e, 25, 700, 0, 5000, 0, 1, 0);
 	s_outx(e, 40, 700, 0, true, 5000, 2, 0);
+	s_stack(e, 40, 700, pre1, 1, false);
 	s_inx(e, 50, 700, 0, 10000, 5000, 2, 0);
 	s_outx(e, 60, 700, 0, true, 15000, 3, 0);
+	s_stack(e, 60, 700, pre2, 1, false);
 	s_inx(e, 63, 700, 0, 3000, 15000, 3, 0);
 	s_outx(e, 70, 700, 0, false, 18000, 4, 0);
 	s_outx(e, 70, 601, 1, false, 0, 1, 0);

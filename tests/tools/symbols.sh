@@ -212,4 +212,41 @@ grep -qx '? 1101;symprog_fn 20' "$T/flame.txt" &&
 	bad "flame: $(cat "$T/flame.txt")"
 ok "flame"
 
+step "sched --explain: the span open on the thread, the waker's stack"
+"$B/mktrace" why "$T"
+"$D9" sched --explain --min-delay 1 "$T/why" 2>/dev/null |
+	sed -n '/^delays of/,/^(each delay/p' | sed '$d' |
+	grep -v 'ran meanwhile' > "$T/why.txt"
+cat > "$T/why-want.txt" <<'EOF'
+delays of 0.001 ms or more: 3
+  700 (app-main): 0.010 ms from 1000.000040 s on CPU 0, preempted
+    in span request (since 1000.000005 s)
+    stack at its switch-out (1000.000040 s):
+      #0  app+0x600
+  700 (app-main): 0.005 ms from 1000.000020 s on CPU 0, woken by ? (601/601)
+    in span db.query (since 1000.000008 s)
+    stack at its switch-out (1000.000010 s):
+      #0  app+0x500
+      #1  app+0x400
+    its waker's stack as it woke it (1000.000020 s):
+      #0  waker+0x100
+      #1  waker+0x200
+  700 (app-main): 0.003 ms from 1000.000060 s on CPU 0, preempted
+    stack at its switch-out (1000.000060 s):
+      #0  app+0x700
+EOF
+diff -u "$T/why-want.txt" "$T/why.txt" || bad "sched --explain: span, waker stack (text)"
+"$D9" sched --explain --min-delay 1 --json "$T/why" > "$T/why.json" 2>/dev/null
+node -e '
+const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).delays;
+const got = d.map(x => JSON.stringify([x.wait_ns, x.span, x.waker_stack])).join("\n");
+const want = [
+	[5000, { name: "db.query", start_ns: 1000000008000 }, ["waker+0x100", "waker+0x200"]],
+	[10000, { name: "request", start_ns: 1000000005000 }, null],
+	[3000, null, null],
+].map(x => JSON.stringify(x)).join("\n");
+if (got !== want) { console.log(got); process.exit(1); }
+' "$T/why.json" || bad "sched --explain: span, waker_stack (JSON)"
+ok "span and waker stack"
+
 finish symbols
