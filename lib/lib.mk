@@ -344,6 +344,25 @@ bench-idle: $(BENCH_B)/dial9-idle $(if $(BENCH_LTTNG),$(BENCH_B)/lttng_bench)
 	@set -o pipefail; bench/idle-host.sh $(BENCH_B) $(BENCH_IDLE_SECS) \
 		| tee $(BENCH_LOGS)/idle-host.log | grep -E '^BENCH(-INFO)? '
 
+# Naming stack frames (bench/syms-bench.sh): time and memory per distinct
+# address on a generated program of BENCH_SYMS_FUNCS functions (.symtab,
+# then stripped with a debug file) and the largest libLLVM here (.dynsym).
+BENCH_SYMS_FUNCS ?= 100000
+BENCH_SYMS_ADDRS ?= 10000
+
+.PHONY: bench-syms
+bench-syms: $(BENCH_B)/syms_bench
+	@mkdir -p $(BENCH_LOGS)
+	@set -o pipefail; bench/syms-bench.sh $(BENCH_B) $(BENCH_SYMS_FUNCS) \
+		$(BENCH_SYMS_ADDRS) | tee $(BENCH_LOGS)/syms.log
+
+$(BENCH_B)/syms_bench: bench/syms_bench.c tools/symbols.c tools/symbols_elf.c \
+		tools/symbols.h tools/symbols_elf.h $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CPPFLAGS) -Itools -std=gnu11 -O2 -g $(WARN) -o $@ \
+		bench/syms_bench.c tools/symbols.c tools/symbols_elf.c $(LIB_A) \
+		$(LIB_LDLIBS) $(TOOL_LDLIBS)
+
 $(BENCH_B)/dial9-idle: bench/idle.c $(LIB_A) lib/include/dial9.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) -pthread -o $@ $< $(LIB_A) $(LIB_LDLIBS)
