@@ -22,6 +22,7 @@ struct sched_fields {
 	    rcount, name, count, run, slices, parent, waker, events, pexec,
 	    other, wakerpid, irq, from, to, frames, truncated, start, end,
 	    offset, path, waker_stack;
+	int build_id;
 };
 
 void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s);
