@@ -22,7 +22,7 @@
 #include "common/grow.h"
 #include "sched/sched_stacks.h"
 #include "sched_report.h"
-#include "symbols.h"
+#include "symbols/symbols.h"
 
 struct folded {
 	char *key;
@@ -154,7 +154,7 @@ int cmd_flame(int argc, char **argv)
 	};
 	struct sched_stats st;
 	struct flame f = { .st = &st };
-	struct cli_syms syms;
+	struct d9_syms syms;
 	bool symbols = true;
 	const char *outpath = NULL;
 	char **paths, *end;
@@ -190,10 +190,11 @@ int cmd_flame(int argc, char **argv)
 		return 1;
 	}
 	/* frames as function names where the files are here */
-	cli_syms_init(&syms);
+	d9_syms_init(&syms);
 	if (symbols) {
-		st.stacks->symbolize = cli_syms_lookup;
+		st.stacks->symbolize = d9_syms_lookup;
 		st.stacks->sym_ctx = &syms;
+		syms.trace = st.stacks;	/* its own table first */
 		st.stacks->names_only = true;
 	}
 	n = cli_collect(argc - optind, argv + optind, &paths);
@@ -223,13 +224,13 @@ int cmd_flame(int argc, char **argv)
 		fprintf(stderr, "dial9 flame: %zu stacks left out: their thread's next switch-in is not in the traces\n",
 			f.open);
 	if (!rc)
-		cli_syms_notes(&syms, "flame");
+		d9_syms_notes(&syms, "flame");
 	if (!rc)
 		rc = cli_write_output("flame", outpath, write_folded, &f);
 	for (size_t i = 0; i < f.n; i++)
 		free(f.v[i].key);
 	free(f.v);
 	d9_sched_stats_free(&st);
-	cli_syms_free(&syms);
+	d9_syms_free(&syms);
 	return rc;
 }

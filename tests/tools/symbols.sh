@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# symbols.sh DIR - stack frames named through libelf (tools/symbols.c,
+# symbols.sh DIR - stack frames named through libelf (lib/symbols/symbols.c,
 # make test-tools): a PIE executable, a non-PIE one and a shared library
 # built here and run, their mappings as the kernel laid them out (load
 # bias); stripped copies with a separate debug file found by build-id
