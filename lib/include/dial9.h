@@ -185,6 +185,22 @@ struct dial9_config {
 	 * sched_note and dial9_stats.sched_reader_prio say so.
 	 * DIAL9_SCHED_READER_PRIO. */
 	uint32_t sched_reader_prio;
+	/* A symbol table in each shipped segment that has stack frames
+	 * (DIAL9_SCHED_STACKS): the worker names the frames from the files
+	 * on this host before it compresses and ships the segment, so that
+	 * the trace has names wherever it is read (docs/upload.md).  enum
+	 * dial9_symbols; DIAL9_SYMBOLS. */
+	uint32_t symbols;
+	/* Distinct frames named per segment at most (the rest are counted
+	 * and noted); 0: 16384.  DIAL9_SYMBOLS_MAX_FRAMES. */
+	uint32_t symbols_max_frames;
+};
+
+enum dial9_symbols {
+	DIAL9_SYMBOLS_AUTO = 0, /* on if DIAL9_SCHED_STACKS and a pipeline */
+	DIAL9_SYMBOLS_OFF = 1,
+	DIAL9_SYMBOLS_ON = 2,   /* the same as AUTO today: frames come only
+				 * from DIAL9_SCHED_STACKS */
 };
 
 enum dial9_storage {
@@ -306,6 +322,12 @@ struct dial9_stats {
 	/* Segment summaries (docs/format.md), shipped beside the segments. */
 	uint64_t summaries_done;   /* shipped (S3) or written (write-back) */
 	uint64_t summaries_failed; /* not built, refused, or abandoned: lost */
+	/* Symbol tables of shipped segments (dial9_config.symbols). */
+	uint64_t symbols_segments; /* segments given a table */
+	uint64_t symbols_named;    /* distinct frames named, over all of them */
+	uint64_t symbols_unnamed;  /* looked up, not named (noted in the trace) */
+	uint64_t symbols_capped;   /* frame occurrences past the cap (noted) */
+	uint64_t symbols_failed;   /* tables not made: shipped without one */
 };
 
 /*
