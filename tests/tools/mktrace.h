@@ -56,6 +56,7 @@ int symbols_case(const char *dir, const char *self, const char *stripped,
 		 const char *garbage);
 int frames_case(const char *dir);
 int vdso_dump(const char *file);
+int symtab_case(const char *in, const char *out);
 int why_case(const char *dir);
 
 #endif
