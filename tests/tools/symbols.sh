@@ -249,6 +249,17 @@ if (got !== want) { console.log(got); process.exit(1); }
 ' "$T/why.json" || bad "sched --explain: span, waker_stack (JSON)"
 ok "span and waker stack"
 
+step "dial9 report: the explanation shows the span and both stacks"
+"$D9" report --html "$T/why" -o "$T/why.html" 2>/dev/null || bad "report: exit status"
+node tests/tools/report_browser.js "$T/why.html" "$T/why.png" \
+	'{"threads":["app-main"],"click":1,
+	  "why":["waited 5.0 \u00b5s on CPU 0: woken by ?",
+	         "In span db.query (since 12.0 \u00b5s before the wait).",
+	         "Stack at its switch-out:#0 app+0x500#1 app+0x400",
+	         "Its waker'"'"'s stack as it woke it:#0 waker+0x100#1 waker+0x200"]}' ||
+	bad "report: span and stacks in the explanation"
+ok "report: span, stack, waker's stack"
+
 step "the worker's symbol table: names made here, read with the files gone"
 mkdir -p "$T/tab"
 DIAL9_DEBUG_DIR=$PWD/$T/debug DIAL9_PERF_MAP_DIR=$PWD/$T/maps \
