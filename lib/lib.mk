@@ -49,7 +49,7 @@ LIB_CPPFLAGS := -D_GNU_SOURCE -DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Ilib -Iuapi
 # DIAL9_VERSION); make install writes it into the installed header.
 LIB_CPPFLAGS += -DDIAL9_VERSION_STRING='"$(LIB_VERSION)"'
 LIB_CFLAGS := -std=gnu11 -O2 -g $(WARN) -pthread
-LIB_LDLIBS := $(strip -luring -llz4 -lz -lelf $(if $(filter 1,$(DIAL9_S3)),-lcurl -lcrypto) -pthread)
+LIB_LDLIBS := $(strip -luring -llz4 -lelf -lz $(if $(filter 1,$(DIAL9_S3)),-lcurl -lcrypto) -pthread)
 # -lelf: stack frames named through libelf (lib/symbols/), by the
 # command and by the worker's symbol table step (DIAL9_SYMBOLS).
 TOOL_LDLIBS :=
