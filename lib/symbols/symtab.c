@@ -235,10 +235,10 @@ enum { T_SYMBOL = 1, T_NOTE };
 
 static const struct dial9_field f_symbol[] = {
 	{ "pid", DIAL9_U64 }, { "address", DIAL9_U64 }, { "name", DIAL9_STR },
-	{ "within", DIAL9_U64 }, { "object", DIAL9_STR },
+	{ "within", DIAL9_U64 }, { "object", DIAL9_ISTR },
 };
 static const struct dial9_field f_note[] = {
-	{ "pid", DIAL9_U64 }, { "object", DIAL9_STR }, { "frames", DIAL9_U64 },
+	{ "pid", DIAL9_U64 }, { "object", DIAL9_ISTR }, { "frames", DIAL9_U64 },
 	{ "why", DIAL9_STR },
 };
 

@@ -241,7 +241,7 @@ static void str_of(const struct dial9_record *r, const char *field, char *buf,
 	const struct dial9_value *v = dial9_record_field(r, field);
 
 	assert_non_null(v);
-	assert_int_equal(v->type, DIAL9_STR);
+	assert_true(v->type == DIAL9_STR || v->type == DIAL9_ISTR);
 	snprintf(buf, len, "%.*s", (int)v->str.len, (const char *)v->str.ptr);
 }
 
