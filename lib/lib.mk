@@ -352,7 +352,7 @@ BENCH_SYMS_FUNCS ?= 100000
 BENCH_SYMS_ADDRS ?= 10000
 
 .PHONY: bench-syms
-bench-syms: $(BENCH_B)/syms_bench
+bench-syms: $(BENCH_B)/syms_bench $(BENCH_B)/symtab_bench
 	@mkdir -p $(BENCH_LOGS)
 	@set -o pipefail; bench/syms-bench.sh $(BENCH_B) $(BENCH_SYMS_FUNCS) \
 		$(BENCH_SYMS_ADDRS) | tee $(BENCH_LOGS)/syms.log
@@ -362,6 +362,12 @@ $(BENCH_B)/syms_bench: bench/syms_bench.c $(LIB_A)
 	$(CC) $(LIB_CPPFLAGS) -std=gnu11 -O2 -g $(WARN) -o $@ \
 		bench/syms_bench.c $(LIB_A) \
 		$(LIB_LDLIBS) $(TOOL_LDLIBS)
+
+# A segment's symbol table (lib/symbols/symtab.c), as the worker makes it.
+$(BENCH_B)/symtab_bench: bench/symtab_bench.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CPPFLAGS) -std=gnu11 -O2 -g $(WARN) -o $@ \
+		bench/symtab_bench.c $(LIB_A) $(LIB_LDLIBS)
 
 $(BENCH_B)/dial9-idle: bench/idle.c $(LIB_A) lib/include/dial9.h
 	@mkdir -p $(dir $@)
