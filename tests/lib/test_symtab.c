@@ -13,11 +13,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <endian.h>
 
 #include <cmocka.h>
 
 #include "helpers.h"
+#include "stacks_seg.h"
 #include "pipeline/pipeline.h"
 #include "sched/sched.h"
 #include "sched/sched_read.h"
@@ -116,81 +116,24 @@ static int teardown(void **state)
 	return 0;
 }
 
-static const struct dial9_field f_mapping[] = {
-	{ "pid", DIAL9_U64 }, { "start", DIAL9_U64 }, { "end", DIAL9_U64 },
-	{ "offset", DIAL9_U64 }, { "path", DIAL9_STR },
-	{ "build_id", DIAL9_BYTES },
-};
-static const struct dial9_field f_stack[] = {
-	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
-	{ "truncated", DIAL9_BOOL }, { "frames", DIAL9_BYTES },
-	{ "waker", DIAL9_BOOL },
-};
-
-static struct dial9_value bytes(const void *p, size_t n)
+/* A segment with its preamble only: no stacks. */
+static uint8_t *make_preamble(size_t *len)
 {
-	struct dial9_value v = { .type = DIAL9_BYTES };
+	const char *keys[] = { "host", "boot_id" }, *vals[] = { "h1", "b1" };
+	struct dial9_encoder *e;
+	const void *data;
+	uint8_t *seg;
 
-	v.str.ptr = p;
-	v.str.len = n;
-	return v;
-}
-
-static void mapping(struct dial9_encoder *e, uint64_t start, const char *path,
-		    const uint8_t *id, size_t idlen)
-{
-	struct dial9_value v[6] = {
-		dial9_u64(PID), dial9_u64(start), dial9_u64(start + 0x100000),
-		dial9_u64(0), dial9_str(path), bytes(id, idlen),
-	};
-
-	assert_int_equal(dial9_encoder_event(e, 1, 1000, v), 0);
-}
-
-static void stack(struct dial9_encoder *e, uint64_t ts, const uint64_t *ips,
-		  size_t n)
-{
-	uint64_t le[8];
-	struct dial9_value v[6];
-
-	for (size_t i = 0; i < n; i++)
-		le[i] = htole64(ips[i]);
-	v[0] = dial9_u64(PID + 1);
-	v[1] = dial9_u64(PID);
-	v[2] = dial9_u64(0);
-	v[3] = (struct dial9_value){ .type = DIAL9_BOOL, .b = false };
-	v[4] = bytes(le, n * sizeof(le[0]));
-	v[5] = (struct dial9_value){ .type = DIAL9_BOOL, .b = false };
-	assert_int_equal(dial9_encoder_event(e, 2, ts, v), 0);
-}
-
-static uint8_t *copy_out(struct dial9_encoder *e, size_t *len)
-{
-	const void *data = dial9_encoder_data(e, len);
-	uint8_t *seg = malloc(*len);
-
+	assert_int_equal(dial9_encoder_new(&e), 0);
+	assert_int_equal(dial9_encoder_begin_stream(e), 0);
+	assert_int_equal(dial9_encoder_metadata(e, 2, keys, vals), 0);
+	assert_int_equal(dial9_encoder_end_stream(e), 0);
+	data = dial9_encoder_data(e, len);
+	seg = malloc(*len);
 	assert_non_null(seg);
 	memcpy(seg, data, *len);
 	dial9_encoder_free(e);
 	return seg;
-}
-
-static void preamble(struct dial9_encoder *e)
-{
-	const char *keys[] = { "host", "boot_id" }, *vals[] = { "h1", "b1" };
-
-	assert_int_equal(dial9_encoder_begin_stream(e), 0);
-	assert_int_equal(dial9_encoder_metadata(e, 2, keys, vals), 0);
-	assert_int_equal(dial9_encoder_end_stream(e), 0);
-}
-
-static uint8_t *make_preamble(size_t *len)
-{
-	struct dial9_encoder *e;
-
-	assert_int_equal(dial9_encoder_new(&e), 0);
-	preamble(e);
-	return copy_out(e, len);
 }
 
 /*
@@ -200,7 +143,7 @@ static uint8_t *make_preamble(size_t *len)
  */
 static uint8_t *make_segment(size_t *len)
 {
-	struct dial9_encoder *e;
+	struct dial9_encoder *e = seg_begin();
 	uint8_t id[20];
 	int idlen = d9_build_id(lib_path, id, sizeof(id));
 	const uint64_t s1[] = { BASE + off_gamma + 1, BASE + off_beta + 8,
@@ -208,19 +151,13 @@ static uint8_t *make_segment(size_t *len)
 	const uint64_t s2[] = { BASE + off_alpha + 4, GONE + 0x1000, JIT };
 
 	assert_true(idlen > 0);
-	assert_int_equal(dial9_encoder_new(&e), 0);
-	preamble(e);
-	assert_int_equal(dial9_encoder_begin_stream(e), 0);
-	assert_int_equal(dial9_encoder_schema(e, 1, DIAL9_KIND_INSTANT,
-					      "sched.mapping", 6, f_mapping), 0);
-	assert_int_equal(dial9_encoder_schema(e, 2, DIAL9_KIND_INSTANT,
-					      "sched.stack", 6, f_stack), 0);
-	mapping(e, BASE, lib_path, id, (size_t)idlen);
-	mapping(e, GONE, "/nonexistent/libgone.so", NULL, 0);
-	stack(e, 2000, s1, 3);
-	stack(e, 3000, s2, 3);
-	assert_int_equal(dial9_encoder_end_stream(e), 0);
-	return copy_out(e, len);
+	seg_mapping(e, PID, BASE, BASE + 0x100000, 0, lib_path, id,
+		    (size_t)idlen);
+	seg_mapping(e, PID, GONE, GONE + 0x100000, 0, "/nonexistent/libgone.so",
+		    NULL, 0);
+	seg_stack(e, PID, 2000, s1, 3);
+	seg_stack(e, PID, 3000, s2, 3);
+	return seg_end(e, len);
 }
 
 struct seen {
