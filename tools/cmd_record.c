@@ -237,13 +237,6 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)st.pipe_evicted,
 			(unsigned long long)st.summaries_done,
 			(unsigned long long)st.summaries_failed);
-	if (st.symbols_segments || st.symbols_failed)
-		fprintf(stderr, "dial9 record: symbol tables in %llu segments: %llu frames named, %llu not (noted in the trace), %llu past the cap; %llu tables not made\n",
-			(unsigned long long)st.symbols_segments,
-			(unsigned long long)st.symbols_named,
-			(unsigned long long)st.symbols_unnamed,
-			(unsigned long long)st.symbols_capped,
-			(unsigned long long)st.symbols_failed);
 	if (cfg.mode == DIAL9_MODE_TRIGGER)
 		fprintf(stderr, "dial9 record: trigger mode: %llu dumps shipped (%llu triggers folded into them); segments sealed after the last dump %s%s\n",
 			(unsigned long long)st.dumps_done,
