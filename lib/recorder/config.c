@@ -269,6 +269,17 @@ int dial9_config_from_env(struct dial9_config *c)
 		else
 			c->sched_flags &= ~DIAL9_SCHED_STACKS;
 	}
+	if ((s = getenv("DIAL9_SCHED_OCCUPANTS"))) {
+		int on = parse_bool(s);
+
+		if (on < 0)
+			d9_log("DIAL9_SCHED_OCCUPANTS=\"%s\" is not a boolean; "
+			       "using the default (on)", s);
+		else if (on)
+			c->sched_flags &= ~DIAL9_SCHED_NO_OCCUPANTS;
+		else
+			c->sched_flags |= DIAL9_SCHED_NO_OCCUPANTS;
+	}
 	if (env_u64("DIAL9_FLUSH_NICE", 0, 19, &v))
 		c->flush_nice = (int32_t)v;
 	if (env_u64("DIAL9_SCHED_READER_PRIO", 0, 99, &v))

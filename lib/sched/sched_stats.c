@@ -196,6 +196,7 @@ long d9_sched_stats_thread(struct sched_stats *st, uint32_t src, uint32_t tid,
 	t->tid = tid;
 	t->tgid = tgid;
 	t->nloss = st->nloss;
+	t->prio = -1;
 	st->tab[i] = (uint32_t)st->n;
 	return (long)st->n - 1;
 }
@@ -439,14 +440,17 @@ int d9_sched_stats_out(struct sched_stats *st, const struct sched_ev *e,
 	t->last = 1;
 	t->nloss = st->nloss;
 	if (st->culprits) {
+		struct sched_task me = { e->tid, t->tgid, t->prio };
+		struct sched_task next = { e->other, e->other_tgid,
+					   e->other_prio };
+
 		for (int i = 0; i < r.n; i++)
 			if (r.p[i].state == SCHED_RUNNING &&
-			    d9_culprits_ran(st->culprits, e->src, e->cpu,
-					    e->tid, t->tgid, r.p[i].start,
-					    r.p[i].end))
+			    d9_culprits_ran(st->culprits, e->src, e->cpu, &me,
+					    r.p[i].start, r.p[i].end))
 				return -ENOMEM;
 		if (d9_culprits_out(st->culprits, e->src, e->cpu, e->ts,
-				    e->other))
+				    &next))
 			return -ENOMEM;
 	}
 	if (res)
@@ -524,9 +528,12 @@ int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 	t->since = e->ts;
 	t->last = 2;
 	t->nloss = st->nloss;
+	t->prio = e->prio;
 	if (st->culprits) {
-		if (d9_culprits_in(st->culprits, e->src, e->cpu, e->ts,
-				   e->other))
+		struct sched_task prev = { e->other, e->other_tgid,
+					   e->other_prio };
+
+		if (d9_culprits_in(st->culprits, e->src, e->cpu, e->ts, &prev))
 			return -ENOMEM;
 		struct sched_wait_info wi = {
 			.cause = before == SCHED_RUNNABLE ? SCHED_CAUSE_PREEMPTED :
@@ -579,6 +586,29 @@ int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 	if (res)
 		*res = r;
 	return 0;
+}
+
+int d9_sched_stats_cpu_switch(struct sched_stats *st, uint32_t src,
+			      uint64_t ts, uint32_t cpu,
+			      const struct sched_task *prev,
+			      const struct sched_task *next)
+{
+	if (d9_sched_stats_cpu_seen(st, src, cpu, ts))
+		return -ENOMEM;
+	return st->culprits ? d9_culprits_switch(st->culprits, src, cpu, ts,
+						 prev, next) : 0;
+}
+
+int d9_sched_stats_occupants(struct sched_stats *st, uint32_t src)
+{
+	return st->culprits ? d9_culprits_occupants(st->culprits, src) : 0;
+}
+
+int d9_sched_stats_occupant_name(struct sched_stats *st, uint32_t src,
+				 uint32_t tid, const char *name, size_t len)
+{
+	return st->culprits && visible(tid) ?
+	       d9_culprits_name(st->culprits, src, tid, name, len) : 0;
 }
 
 void d9_sched_stats_migrate(struct sched_stats *st, uint32_t src, uint64_t ts,
