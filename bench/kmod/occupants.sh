@@ -19,11 +19,13 @@ n=${1:-20000}
 reps=${2:-3}
 cd /tmp || exit 1
 num() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" "$2" | tail -n 1; }
-# A session that stays enabled throughout keeps the tracepoints patched in
-# (../shared/NOTES-VM.md: patching them again and again can freeze TCG).
+# A session that stays enabled throughout keeps the scheduler tracepoints
+# patched in (../shared/NOTES-VM.md: patching them again and again can
+# freeze TCG); without occupants, so that a run with them attaches the
+# wake-up and migrate tracepoints and their cost is measured.
 sleep 100000 &
 keep=$!
-DIAL9_SCHED_OCCUPANTS=1 dial9 record -o /tmp/keep -p $keep >/dev/null 2>&1 &
+DIAL9_SCHED_OCCUPANTS=0 dial9 record -o /tmp/keep -p $keep >/dev/null 2>&1 &
 sleep 1
 for r in $(seq "$reps"); do
 	for cfg in lib-none lib-off lib-on foreign-none foreign-off foreign-on \

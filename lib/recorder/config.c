@@ -319,7 +319,8 @@ int d9_config_check(const struct dial9_config *in, struct dial9_config *c)
 	    c->collector_batches > (1u << 20) || c->io_backend > DIAL9_IO_PWRITE ||
 	    c->clock > DIAL9_CLOCK_GETTIME || c->sched > DIAL9_SCHED_SCHEDSTAT ||
 	    c->sched_flags & ~(DIAL9_SCHED_NO_SELF | DIAL9_SCHED_CHILDREN |
-			       DIAL9_SCHED_SYSTEM_WIDE | DIAL9_SCHED_STACKS) ||
+			       DIAL9_SCHED_SYSTEM_WIDE | DIAL9_SCHED_STACKS |
+			       DIAL9_SCHED_NO_OCCUPANTS) ||
 	    (c->sched_npids && !c->sched_pids) || c->sched_npids > 1024 ||
 	    c->upload_concurrency > 64 || c->shutdown_timeout_ms > 3600000 ||
 	    c->mode > DIAL9_MODE_TRIGGER || c->dump_debounce_ms > 3600000 ||

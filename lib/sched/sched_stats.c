@@ -565,6 +565,16 @@ int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 			if (wi.delay_ns && r.p[i].end - from > wi.delay_ns)
 				from = r.p[i].end - wi.delay_ns;
 			/*
+			 * Never before its waking, where the trace has it: the
+			 * kernel's measure follows the runqueue clock, which
+			 * can lag the tracepoints' by up to a tick where
+			 * sched_clock is unstable (seen under qemu TCG), and
+			 * the thread was asleep until then.
+			 */
+			if (wi.waker_known && t->wake_ts > from &&
+			    t->wake_ts < r.p[i].end)
+				from = t->wake_ts;
+			/*
 			 * Migrated meanwhile (its newest migration, to this
 			 * CPU): before it, it waited on the CPU it came from.
 			 */

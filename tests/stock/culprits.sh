@@ -19,16 +19,27 @@
 # gets the overlap.  Checks: the root recording's victim names d9-hog
 # and d9-duty as its two largest culprits, in the reference's order (the
 # duty-cycled one, back from its sleeps with the scheduler's credit,
-# usually outweighs the hog); each
-# one's time agrees with the reference within 5% + 2 ms; d9-bystander is
-# none; and the uid 65534 recording shows "(other processes)" with the
-# root recording's time of every task outside the recording, within
-# 0.5% + 1 ms, and no name.  Why these tolerances: the trace's waits are
-# the kernel's own (from the enqueue, a little after sched_waking, to the
-# switch-in; sched_info), perf's start at the tracepoint, a few us apart
-# per wait under TCG over ~1000 waits; the two dial9 sessions see the
-# same switches with the same timestamps and differ only by a record one
-# of them lost (none is expected; a loss is printed).
+# usually outweighs the hog); each one's time agrees with the
+# reference within 10% + 5 ms; d9-bystander is none; and, over the
+# victim's loop, the uid 65534 recording's waits are the root one's, and
+# what ran in them that is not the idle task is "(other processes)" with
+# the root recording's time of those tasks (by name there), within
+# 0.5% + 1 ms, and no name.
+#
+# Why these tolerances.  dial9 lays each wait where the kernel's own
+# measure of it puts it (sched_info: run_delay, from the runqueue clock,
+# which is sched_clock), never before the waking the trace holds; perf's
+# reference uses the tracepoints' times (CLOCK_MONOTONIC, -k).  Under
+# qemu TCG sched_clock is unstable (the guest says so at boot) and kept
+# within a tick of the timekeeping clock, so the two measures of one
+# wait differ by up to a tick or two (4-8 ms at HZ=250): over ~400 waits
+# of one run, -3.9 to +7.1 ms each, +0.16 ms (preempted) and +0.35 ms
+# (woken) on average.  Most of it cancels: the antagonists' times agreed
+# within 1.0% and 3.9% (d9-hog 786 against 778 ms, d9-duty 1027 against
+# 1069 ms); 10% + 5 ms leaves room for another run's draw of them.  The
+# two dial9 sessions see the same switches with the same timestamps
+# (one probe call writes both), so they differ only by a record one of
+# them lost (none is expected; a loss is printed).
 
 cul_dir=/tmp/culprits
 rm -rf $cul_dir
@@ -36,40 +47,49 @@ mkdir -p $cul_dir/user
 chmod 0777 $cul_dir/user
 mkfifo $cul_dir/go
 chmod 0666 $cul_dir/go
-at "culprits: starting the antagonists"
+# wait_for FILE SECS: until FILE exists
+wait_for() {
+	i=0
+	while [ ! -e "$1" ] && [ $i -lt $(($2 * 10)) ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+at "culprits: starting the antagonists and the victim"
 occupy -c 0 -n d9-bystander spin &
 cul_by=$!
 occupy -c 1 -n d9-hog spin &
 cul_hog=$!
 occupy -c 1 -n d9-duty duty 3 5 &
 cul_duty=$!
-# exec'd as uid 65534: its own process, recording itself there
-DIAL9_ENABLED=1 DIAL9_TRACE_DIR=$cul_dir/user/trace \
-	occupy -u 65534 exec occupy -c 1 -n d9-victim victim $cul_dir/go 3000 \
-	>/dev/null 2>$cul_dir/user.err &
+# exec'd as uid 65534 (its own process: dial9.ko lets it record itself),
+# pinned and named before it starts recording, then it blocks on go
+occupy -u 65534 exec occupy -c 1 -n d9-victim -r $cul_dir/user/trace \
+	victim $cul_dir/go 3000 >/dev/null 2>$cul_dir/user.err &
 cul_vic=$!
-sleep 0.5
+wait_for $cul_dir/user/trace.ready 120
 dial9 record -o $cul_dir/root -p $cul_vic >/dev/null 2>$cul_dir/root.err &
 cul_r1=$!
-i=0
-while [ ! -d $cul_dir/root ] && [ $i -lt 300 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-sleep 1
+wait_for $cul_dir/root 60
+sleep 2
 at "culprits: perf starts the victim"
 # perf runs the go and the wait itself: its events are on by then.  The
 # victim is this shell's child: until it is reaped it stays a zombie (Z).
-perf sched record -o $cul_dir/perf.data -- sh -c \
+# -k CLOCK_MONOTONIC: perf's times on the traces' clock.
+perf sched record -k CLOCK_MONOTONIC -o $cul_dir/perf.data -- sh -c \
 	"echo x >$cul_dir/go; while [ -e /proc/$cul_vic ] &&
 	 [ \"\$(cut -d' ' -f3 /proc/$cul_vic/stat 2>/dev/null)\" != Z ]; do
 	 sleep 0.1; done" >/dev/null 2>$cul_dir/perf.err &
 cul_perf=$!
-bounded $cul_perf 180 "culprits: perf sched record and the victim"
+bounded $cul_perf 240 "culprits: perf sched record and the victim"
 bounded $cul_vic 30 "culprits: the victim"
 bounded $cul_r1 60 "culprits: dial9 record (root)"
 kill $cul_hog $cul_duty $cul_by
 wait $cul_hog $cul_duty $cul_by 2>/dev/null
+cul_go=$(cat $cul_dir/user/trace.go_ns 2>/dev/null)
+cul_go=${cul_go:-0}
+cul_end=$(cat $cul_dir/user/trace.end_ns 2>/dev/null)
+cul_end=${cul_end:-0}
 sed 's/^/# /' $cul_dir/root.err $cul_dir/user.err
 grep -v '^\[ perf record' $cul_dir/perf.err | sed 's/^/# perf: /'
 at "culprits: reading the traces"
@@ -115,8 +135,6 @@ END {
 	print "WAITS", nw + 0
 }' $cul_dir/perf.txt | sort -k4,4nr >$cul_dir/ref.txt
 grep '^WAITS' $cul_dir/ref.txt | sed 's/^/# perf: victim /'
-[ -s $cul_dir/script.err ] && head -n 5 $cul_dir/script.err | sed 's/^/# perf script: /'
-grep -m 2 'sched_switch' $cul_dir/perf.txt | sed 's/^/# perf script: /'
 head -n 6 $cul_dir/ref.txt | grep '^REF' | sed 's/^/# perf: /'
 
 # CUL name tid ns count of the victim's culprits in a --culprits --json
@@ -168,8 +186,8 @@ for who in d9-hog d9-duty; do
 	d=${d:-0}
 	diff=$((d - r)); [ $diff -lt 0 ] && diff=$((-diff))
 	echo "# culprits: $who dial9 $((d / 1000)) us, perf $((r / 1000)) us, difference $((diff / 1000)) us"
-	if [ "$r" -gt 0 ] && [ $diff -le $((r / 20 + 2000000)) ]; then
-		ok "culprits: $who's time as perf's, within 5% + 2 ms"
+	if [ "$r" -gt 0 ] && [ $diff -le $((r / 10 + 5000000)) ]; then
+		ok "culprits: $who's time as perf's, within 10% + 5 ms"
 	else
 		notok "culprits: $who's time: dial9 $d ns, perf $r ns"
 	fi
@@ -180,16 +198,49 @@ else
 	ok "culprits: d9-bystander (on CPU 0) is none"
 fi
 # Unprivileged: the root recording's tasks outside the recording are one.
-o_root=$(awk '$2 !~ /^\(/ && $2 != "d9-victim" { s += $4 }
-	$2 == "(other_processes)" { s += $4 } END { print s + 0 }' $cul_dir/root.txt)
-o_user=$(awk '$2 == "(other_processes)" { print $4; exit }' $cul_dir/user.txt)
-o_user=${o_user:-0}
-named=$(awk '$2 !~ /^\(/' $cul_dir/user.txt | wc -l)
-diff=$((o_user - o_root)); [ $diff -lt 0 ] && diff=$((-diff))
-echo "# culprits: other processes, uid 65534 $((o_user / 1000)) us, root's tasks $((o_root / 1000)) us"
-if [ "$o_root" -gt 0 ] && [ "$named" -eq 0 ] &&
-   [ $diff -le $((o_root / 200 + 1000000)) ]; then
-	ok "culprits: unprivileged, (other processes) with the same time, no name"
+# Each recording's waits of the victim within its loop, from go to its
+# end (the uid 65534 recording began before, as the victim started its
+# recorder, and ends as the victim stops it), from --explain (every wait
+# of 1 us or more): SUM waits idle others named; others: what is neither
+# the idle task nor the victim's process's main thread (redacted, or by
+# name).
+cul_ran() {
+	dial9 sched --explain --min-delay 1 --json "$1" 2>>$cul_dir/sched.err |
+	awk -v V=$cul_vic -v GO=$cul_go -v END=$cul_end '
+	{
+		d = $0; sub(/.*"delays":\[/, "", d)
+		n = split(d, parts, /\{"tid":/)
+		for (i = 2; i <= n; i++) {
+			p = parts[i]
+			tid = p; sub(/[^0-9].*/, "", tid)
+			at = p; sub(/.*"at_ns":/, "", at); sub(/[^0-9].*/, "", at)
+			en = p; sub(/.*"end_ns":/, "", en); sub(/[^0-9].*/, "", en)
+			if (tid != V || at + 0 < GO + 0 || en + 0 > END + 0 ||
+			    !index(p, "\"ran\":["))
+				continue
+			waits++
+			c = p; sub(/.*"ran":\[/, "", c); sub(/\].*/, "", c)
+			m = split(c, e, /\},\{/)
+			for (j = 1; j <= m; j++) {
+				name = e[j]; sub(/.*"name":"/, "", name); sub(/".*/, "", name)
+				ns = e[j]; sub(/.*"ns":/, "", ns); sub(/[^0-9].*/, "", ns)
+				if (name == "(idle)") idle += ns
+				else if (name != "d9-victim") others += ns
+				if (name !~ /^\(/) named++
+			}
+		}
+	}
+	END { printf("SUM %d %.0f %.0f %d\n", waits + 0, idle, others, named + 0) }'
+}
+set -- $(cul_ran $cul_dir/root)
+r_waits=$2 r_idle=$3 r_oth=$4
+set -- $(cul_ran $cul_dir/user/trace)
+u_waits=$2 u_idle=$3 u_oth=$4 u_named=$5
+echo "# culprits: from go, root: $r_waits waits, others $((r_oth / 1000)) us, idle $((r_idle / 1000)) us; uid 65534: $u_waits waits, (other processes) $((u_oth / 1000)) us, idle $((u_idle / 1000)) us, $u_named named"
+diff=$((u_oth - r_oth)); [ $diff -lt 0 ] && diff=$((-diff))
+if [ "$r_oth" -gt 0 ] && [ "$u_named" -eq 0 ] && [ "$u_waits" -eq "$r_waits" ] &&
+   [ $diff -le $((r_oth / 200 + 1000000)) ]; then
+	ok "culprits: unprivileged, (other processes) with the root recording's time, no name"
 else
-	notok "culprits: unprivileged (other processes) $o_user ns, $named named, root's $o_root ns"
+	notok "culprits: unprivileged (other processes) $u_oth ns in $u_waits waits, $u_named named; root's $r_oth ns in $r_waits"
 fi

@@ -5,12 +5,14 @@
  *
  *   occupy [-c CPU] [-n NAME] [-u UID] spin              busy for ever
  *   occupy [-c CPU] [-n NAME] [-u UID] duty ON_MS OFF_MS  busy ON, asleep OFF
- *   occupy [-c CPU] [-n NAME] [-u UID] victim FIFO MS
+ *   occupy [-c CPU] [-n NAME] [-u UID] [-r DIR] victim FIFO MS
  *       block reading a byte from FIFO, then for MS ms (wall clock): busy
  *       2 ms, asleep 1 ms; exit.  It waits for the CPU both preempted and
- *       woken.  It links libdial9: with DIAL9_ENABLED=1 it records itself
- *       (the library starts when it loads), and stops the recorder,
- *       which seals the trace, before it exits.
+ *       woken.  With -r it records itself through libdial9 into DIR
+ *       (started once pinned, named and as its user, before it blocks;
+ *       stopped, which seals the trace, before it exits), and writes
+ *       DIR.ready when it blocks, DIR.go_ns and DIR.end_ns (its
+ *       CLOCK_MONOTONIC ns when it read the byte, when its loop ended).
  *   occupy [-c CPU] [-u UID] exec CMD ARG...       run CMD so
  *
  * -u drops to that user and group id (with no supplementary groups)
@@ -54,23 +56,57 @@ static void nap(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
+/* Write @v (decimal) to DIR.@what, if recording into DIR. */
+static void note(const char *dir, const char *what, uint64_t v)
+{
+	char path[4096];
+	FILE *f;
+
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s.%s", dir, what);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%llu\n", (unsigned long long)v);
+		fclose(f);
+	}
+}
+
+/* libdial9 recording this process into @dir, with the DIAL9_* settings. */
+static int start_recording(const char *dir)
+{
+	struct dial9_config cfg;
+	int ret;
+
+	dial9_config_init(&cfg);
+	dial9_config_from_env(&cfg);
+	cfg.trace_dir = dir;
+	cfg.service_name = "d9-victim";
+	ret = dial9_start(&cfg);
+	if (ret)
+		fprintf(stderr, "occupy: recording into %s: %s\n", dir,
+			dial9_strerror(ret));
+	return ret;
+}
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: occupy [-c CPU] [-n NAME] [-u UID] "
+	fprintf(stderr, "usage: occupy [-c CPU] [-n NAME] [-u UID] [-r DIR] "
 		"spin | duty ON_MS OFF_MS | victim FIFO MS | exec CMD...\n");
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
-	const char *name = NULL;
+	const char *name = NULL, *rec = NULL;
 	int cpu = -1, uid = -1, opt;
 
-	while ((opt = getopt(argc, argv, "+c:n:u:")) != -1) {
+	while ((opt = getopt(argc, argv, "+c:n:u:r:")) != -1) {
 		switch (opt) {
 		case 'c': cpu = atoi(optarg); break;
 		case 'n': name = optarg; break;
 		case 'u': uid = atoi(optarg); break;
+		case 'r': rec = optarg; break;
 		default: return usage();
 		}
 	}
@@ -109,21 +145,29 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!strcmp(argv[0], "victim") && argc == 3) {
-		uint64_t end;
+		uint64_t end, go;
 		char c;
-		int fd = open(argv[1], O_RDONLY);
+		int fd;
 
+		if (rec && start_recording(rec))
+			return 1;
+		note(rec, "ready", 0);
+		fd = open(argv[1], O_RDONLY);
 		if (fd < 0 || read(fd, &c, 1) != 1) {
 			perror("occupy: victim");
 			return 1;
 		}
 		close(fd);
-		end = now_ns() + strtoull(argv[2], NULL, 10) * 1000000ull;
+		go = now_ns();
+		end = go + strtoull(argv[2], NULL, 10) * 1000000ull;
 		while (now_ns() < end) {
 			busy(2000000);
 			nap(1000000);
 		}
-		dial9_stop();	/* not started: nothing to do */
+		note(rec, "go_ns", go);
+		note(rec, "end_ns", now_ns());
+		if (rec)
+			dial9_stop();
 		return 0;
 	}
 	if (!strcmp(argv[0], "exec") && argc >= 2) {
