@@ -20,7 +20,7 @@
 # and d9-duty as its two largest culprits, in the reference's order (the
 # duty-cycled one, back from its sleeps with the scheduler's credit,
 # usually outweighs the hog); each one's time agrees with the
-# reference within 10% + 5 ms; d9-bystander is none; and, over the
+# reference within 5% + 5 ms; d9-bystander is none; and, over the
 # victim's loop, the uid 65534 recording's waits are the root one's, and
 # what ran in them that is not the idle task is "(other processes)" with
 # the root recording's time of those tasks (by name there), within
@@ -35,8 +35,11 @@
 # wait differ by up to a tick or two (4-8 ms at HZ=250): over ~400 waits
 # of one run, -3.9 to +7.1 ms each, +0.16 ms (preempted) and +0.35 ms
 # (woken) on average.  Most of it cancels: the antagonists' times agreed
-# within 1.0% and 3.9% (d9-hog 786 against 778 ms, d9-duty 1027 against
-# 1069 ms); 10% + 5 ms leaves room for another run's draw of them.  The
+# within 0.5% and 0.1% (d9-hog 655.7 against 658.7 ms, d9-duty 905.5
+# against 904.4 ms, 224 and 204 waits); 5% + 5 ms leaves room for
+# another run's draw of the per-wait errors (before the recorder's own
+# threads were kept as occupants, runs that gave their time to the task
+# after them were still within 4%).  The
 # two dial9 sessions see the same switches with the same timestamps
 # (one probe call writes both), so they differ only by a record one of
 # them lost (none is expected; a loss is printed).
@@ -98,9 +101,10 @@ perf script -i $cul_dir/perf.data --ns -F tid,cpu,time,event,trace \
 	>$cul_dir/perf.txt 2>$cul_dir/script.err
 # REF pid comm ns waits, largest first
 awk -v V=$cul_vic '
-function tns(s,   a) { sub(/:$/, "", s); split(s, a, "."); return a[1] * 1000000000 + a[2] }
+# seconds.nanoseconds: busybox awk reads a leading 0 as octal, hence the 1
+function tns(s,   a) { sub(/:$/, "", s); split(s, a, "."); return a[1] * 1000000000 + ("1" a[2]) - 1000000000 }
 function kv(   i, p) {
-	delete f
+	split("", f)
 	for (i = 5; i <= NF; i++) {
 		p = index($i, "=")
 		if (p)
@@ -186,8 +190,8 @@ for who in d9-hog d9-duty; do
 	d=${d:-0}
 	diff=$((d - r)); [ $diff -lt 0 ] && diff=$((-diff))
 	echo "# culprits: $who dial9 $((d / 1000)) us, perf $((r / 1000)) us, difference $((diff / 1000)) us"
-	if [ "$r" -gt 0 ] && [ $diff -le $((r / 10 + 5000000)) ]; then
-		ok "culprits: $who's time as perf's, within 10% + 5 ms"
+	if [ "$r" -gt 0 ] && [ $diff -le $((r / 20 + 5000000)) ]; then
+		ok "culprits: $who's time as perf's, within 5% + 5 ms"
 	else
 		notok "culprits: $who's time: dial9 $d ns, perf $r ns"
 	fi
@@ -206,7 +210,7 @@ fi
 # name).
 cul_ran() {
 	dial9 sched --explain --min-delay 1 --json "$1" 2>>$cul_dir/sched.err |
-	awk -v V=$cul_vic -v GO=$cul_go -v END=$cul_end '
+	awk -v V=$cul_vic -v GO=$cul_go -v E=$cul_end '
 	{
 		d = $0; sub(/.*"delays":\[/, "", d)
 		n = split(d, parts, /\{"tid":/)
@@ -215,7 +219,7 @@ cul_ran() {
 			tid = p; sub(/[^0-9].*/, "", tid)
 			at = p; sub(/.*"at_ns":/, "", at); sub(/[^0-9].*/, "", at)
 			en = p; sub(/.*"end_ns":/, "", en); sub(/[^0-9].*/, "", en)
-			if (tid != V || at + 0 < GO + 0 || en + 0 > END + 0 ||
+			if (tid != V || at + 0 < GO + 0 || en + 0 > E + 0 ||
 			    !index(p, "\"ran\":["))
 				continue
 			waits++
