@@ -23,6 +23,7 @@ struct sched_fields {
 	    rcount, name, count, run, slices, parent, waker, events, pexec,
 	    other, wakerpid, irq, from, to, frames, truncated, start, end,
 	    offset, path, waker_stack;
+	int build_id;
 	/* the other side's pid and prio (out: next, in: prev), own prio */
 	int other_pid, other_prio, prio;
 	/* sched.cpu_switch: both sides; sched.occupant_comm */
