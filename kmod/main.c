@@ -25,7 +25,8 @@
 			DIAL9_FEAT_FOLLOW_FORK | DIAL9_FEAT_COMM | \
 			DIAL9_FEAT_POLL | DIAL9_FEAT_RUNQ_TOTALS | \
 			DIAL9_FEAT_UNFOLLOWED | DIAL9_FEAT_IGNORE | \
-			DIAL9_FEAT_EXEC_UNFOLLOW | DIAL9_FEAT_STACKS)
+			DIAL9_FEAT_EXEC_UNFOLLOW | DIAL9_FEAT_STACKS | \
+			DIAL9_FEAT_OCCUPANTS)
 
 static void dial9_wakeup_fn(struct irq_work *work)
 {
@@ -180,6 +181,9 @@ static int dial9_ioc_configure(struct dial9_session *s,
 	s->system_wide = cfg->flags & DIAL9_CFG_SYSTEM_WIDE;
 	s->stacks = cfg->flags & DIAL9_CFG_STACKS;
 	s->events = cfg->events ? cfg->events : DIAL9_EV_DEFAULT;
+	/* Occupants are switches: nothing to do without them. */
+	s->occupants = (cfg->flags & DIAL9_CFG_OCCUPANTS) &&
+		       (s->events & DIAL9_EV_SWITCH);
 	if (cfg->ring_size)
 		s->ring_size = cfg->ring_size;
 	if (cfg->flags & DIAL9_CFG_NO_SELF)

@@ -80,6 +80,13 @@ static int ksched_module_open(struct dial9_ksched *k,
 	else if (k->stacks)
 		snprintf(k->reason, sizeof(k->reason),
 			 "no stacks: this dial9.ko does not record them");
+	/*
+	 * What ran on a CPU while a recorded thread waited there (the
+	 * culprits of `dial9 sched`); an older module cannot: the trace
+	 * then has no sched.occupants event, and its readers say so.
+	 */
+	if (k->occupants && (v.features & DIAL9_FEAT_OCCUPANTS))
+		cfg.flags |= DIAL9_CFG_OCCUPANTS;
 	if (ioctl(k->fd, DIAL9_IOC_CONFIGURE, &cfg)) {
 		snprintf(k->reason, sizeof(k->reason), "%s: configure: %s%s",
 			 DIAL9_DEVICE, strerror(errno),
@@ -232,6 +239,7 @@ static int ksched_open_backend(struct dial9_ksched **out,
 	k->kick_fd = -1;
 	k->page = sysconf(_SC_PAGESIZE);
 	k->stacks = skip & D9_KSCHED_STACKS;
+	k->occupants = !(skip & D9_KSCHED_NO_OCCUPANTS);
 	if (!(skip & D9_KSCHED_NO_MODULE)) {
 		ret = ksched_module_open_fitting(k, o, modwhy, sizeof(modwhy));
 		if (!ret) {
