@@ -39,6 +39,13 @@ struct dial9_ksched {
 	unsigned char **data;
 	struct d9_kq *q;
 	uint64_t *lost_seen;		/* per CPU: in the kernel's LOST records */
+	/*
+	 * Per CPU: records read and left out of the trace (of an ignored
+	 * thread, written before the kernel was told; of a type this
+	 * library does not know).  Written by whoever parses (the flush
+	 * thread), read at the end.
+	 */
+	uint64_t *filtered;
 	uint64_t nread;			/* records read out of the rings */
 	bool stacks;			/* D9_KSCHED_STACKS asked for */
 	/*
@@ -84,6 +91,19 @@ int d9_ksched_reader_start(struct dial9_ksched *k, uint32_t prio);
 #define D9_KSCHED_NO_MODULE	(1u << 0)	/* skip /dev/dial9 */
 #define D9_KSCHED_NO_PERF	(1u << 1)	/* skip perf_event_open */
 #define D9_KSCHED_STACKS	(1u << 2)	/* dial9.ko's user stacks */
+
+/*
+ * dial9.ko's counters of ring @cpu: records it wrote and dropped, and of
+ * those written, the ones read and left out of the trace (struct
+ * dial9_ksched.filtered).  -ENOENT for another backend or a CPU without
+ * a ring.  Final once the last drain (horizon UINT64_MAX) has disabled
+ * the session.
+ */
+int d9_ksched_ring_counts(const struct dial9_ksched *k, unsigned int cpu,
+			  uint64_t *written, uint64_t *lost,
+			  uint64_t *filtered);
+/* How many rings d9_ksched_ring_counts() may be asked about. */
+unsigned int d9_ksched_ncpu(const struct dial9_ksched *k);
 
 /* dial9_ksched_open() without the backends in @skip (D9_KSCHED_*). */
 int d9_ksched_open(struct dial9_ksched **out,
@@ -243,6 +263,12 @@ struct d9_ktrace {
 int d9_ktrace_begin(struct d9_ktrace *kt);
 /* Add one record; records of unknown types are skipped. */
 int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *rec);
+/*
+ * A sched.ring event: dial9.ko's counters of ring @cpu at the end of a
+ * recording (d9_ksched_ring_counts()).
+ */
+int d9_ktrace_ring(struct d9_ktrace *kt, uint64_t ts, unsigned int cpu,
+		   uint64_t written, uint64_t lost, uint64_t filtered);
 /* End the stream; the bytes stay valid until the next begin. */
 int d9_ktrace_end(struct d9_ktrace *kt, const void **data, size_t *len);
 

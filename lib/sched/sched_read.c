@@ -30,6 +30,7 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 		{ "sched.unfollowed", SK_UNFOLLOWED },
 		{ "dial9.lost", SK_APP_LOST },
 		{ "sched.stack", SK_STACK }, { "sched.mapping", SK_MAPPING },
+		{ "sched.wakeup", SK_WAKEUP }, { "sched.ring", SK_RING },
 	};
 
 	memset(f, 0, sizeof(*f));
@@ -69,6 +70,12 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 	f->path = dial9_schema_field_index(s, "path");
 	f->other = dial9_schema_field_index(s, f->kind == SK_OUT ? "next_tid" :
 						"prev_tid");
+	f->rwritten = f->rlost = f->rfiltered = -1;
+	if (f->kind == SK_RING) {
+		f->rwritten = dial9_schema_field_index(s, "written");
+		f->rlost = dial9_schema_field_index(s, "lost");
+		f->rfiltered = dial9_schema_field_index(s, "filtered");
+	}
 }
 
 void d9_sched_fields_ev(const struct sched_fields *f,

@@ -3,20 +3,28 @@
  * libdial9 as an application links it, with dial9.ko (run in the VM):
  * 32 thread pairs ping-ponging through pipes, default settings.  Every
  * record the probes wrote reaches the trace: nothing lost in the kernel,
- * every record read, and the trace's scheduler events match.  The run
- * (about 22,000 records) fits in the two vCPUs' 4 MiB rings, so this
- * checks the accounting end to end, not that the reader keeps pace with
- * a longer run: that is measured, not asserted (make bench-sched's loss
- * table, docs/benchmarks.md).
+ * every record read, and the trace's scheduler events match.  Per CPU,
+ * the records in the trace, those the recorder left out and the trace's
+ * sched.lost add up to what the kernel counted in that CPU's ring
+ * (sched.ring), and `dial9 info` says they agree.  The run (about 22,000
+ * records) fits in the two vCPUs' 4 MiB rings, so this checks the
+ * accounting end to end, not that the reader keeps pace with a longer
+ * run: that is measured, not asserted (make bench-sched's loss table,
+ * docs/benchmarks.md).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <dial9.h>
+#include "sched/sched_account.h"
 #include "kselftest_harness.h"
 
 #define PAIRS 32
@@ -48,12 +56,104 @@ static void *side_b(void *arg)
 	return NULL;
 }
 
+/* Count the sched.* events of one segment file per CPU into @a. */
+static int account_file(struct d9_acct *a, const char *path)
+{
+	struct sched_fields cache[16];
+	unsigned int ncache = 0;
+	struct dial9_decoder *dec;
+	struct dial9_record r;
+	struct stat sb;
+	void *map;
+	int fd = open(path, O_RDONLY), ret;
+
+	if (fd < 0 || fstat(fd, &sb))
+		return -errno;
+	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -errno;
+	ret = dial9_decoder_new(&dec, map, (size_t)sb.st_size);
+	if (ret) {
+		munmap(map, (size_t)sb.st_size);
+		return ret;
+	}
+	while ((ret = dial9_decoder_next(dec, &r)) > 0) {
+		struct sched_fields *f = NULL;
+
+		ret = 0;
+		if (r.kind == DIAL9_RECORD_STREAM) {
+			ncache = 0;
+			d9_acct_stream(a);
+		}
+		if (r.kind != DIAL9_RECORD_EVENT ||
+		    strncmp(r.schema->name, "sched.", 6))
+			continue;
+		for (unsigned int i = 0; i < ncache; i++)
+			if (cache[i].schema == r.schema)
+				f = &cache[i];
+		if (!f) {
+			f = &cache[ncache < 16 ? ncache++ : 15];
+			d9_sched_fields_lookup(f, r.schema);
+		}
+		ret = d9_acct_feed(a, f, &r, 0);
+		if (ret)
+			break;
+	}
+	dial9_decoder_free(dec);
+	munmap(map, (size_t)sb.st_size);
+	return ret < 0 ? ret : 0;
+}
+
+/* Every segment below @dir (one recording: one source). */
+static int account_dir(struct d9_acct *a, const char *dir)
+{
+	struct dirent *de;
+	char path[512];
+	DIR *d = opendir(dir);
+	int ret = 0;
+
+	if (!d)
+		return -errno;
+	while (!ret && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (de->d_type == DT_DIR)
+			ret = account_dir(a, path);
+		else if (strstr(de->d_name, ".dial9"))
+			ret = account_file(a, path);
+	}
+	closedir(d);
+	return ret;
+}
+
+/* How many lines of `dial9 info DIR` contain @what. */
+static int info_lines(const char *dir, const char *what)
+{
+	char cmd[128], line[512];
+	int n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "dial9 info %s", dir);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p))
+		n += strstr(line, what) != NULL;
+	pclose(p);
+	return n;
+}
+
 TEST(pairs_32_lose_nothing_at_defaults)
 {
 	static struct pair pairs[PAIRS];
 	pthread_t t[2 * PAIRS];
 	struct dial9_config cfg;
 	struct dial9_stats st = { .size = sizeof(st) };
+	uint64_t records = 0, written = 0;
+	unsigned int cpus = 0;
+	struct d9_acct a;
 	char dir[64];
 
 	snprintf(dir, sizeof(dir), "/tmp/d9-pairs-%d", getpid());
@@ -74,6 +174,39 @@ TEST(pairs_32_lose_nothing_at_defaults)
 		pthread_join(t[i], NULL);
 	ASSERT_EQ(0, dial9_stop());
 	ASSERT_EQ(0, dial9_get_stats(&st));
+	/*
+	 * Per CPU: recorded + lost == what the probes tried to write; each
+	 * CPU's ring has its counts in the trace.
+	 */
+	d9_acct_init(&a);
+	ASSERT_EQ(0, account_dir(&a, dir));
+	for (uint32_t cpu = 0; cpu < D9_ACCT_MAX_CPUS; cpu++) {
+		const struct d9_acct_cpu *c = d9_acct_get(&a, 0, cpu);
+
+		if (!c)
+			continue;
+		TH_LOG("cpu %u: %llu records in the trace + %llu left out + %llu lost; the kernel: %llu written, %llu dropped",
+		       cpu, (unsigned long long)c->records,
+		       (unsigned long long)c->filtered,
+		       (unsigned long long)c->lost,
+		       (unsigned long long)c->written,
+		       (unsigned long long)c->klost);
+		EXPECT_TRUE(c->ring);
+		EXPECT_EQ(c->written, c->records + c->filtered);
+		EXPECT_EQ(c->klost, c->lost);
+		EXPECT_TRUE(d9_acct_agrees(c));
+		cpus++;
+		records += c->records + c->filtered;
+		written += c->written;
+		if (!getenv("DIAL9_SCHED_RING_KB"))
+			EXPECT_EQ(0, c->klost);
+	}
+	d9_acct_free(&a);
+	EXPECT_EQ(sysconf(_SC_NPROCESSORS_ONLN), cpus);
+	EXPECT_EQ(st.sched_written, written);
+	EXPECT_EQ(st.sched_read, records);
+	EXPECT_EQ(cpus, info_lines(dir, " dropped by the kernel: agree"));
+	EXPECT_EQ(0, info_lines(dir, "DIFFER"));
 	TH_LOG("%d pairs x %d rounds: %llu records written by dial9.ko, %llu read, %llu lost; %llu scheduler events; the reader at SCHED_FIFO %u",
 	       PAIRS, ROUNDS, (unsigned long long)st.sched_written,
 	       (unsigned long long)st.sched_read,
