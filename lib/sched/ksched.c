@@ -249,6 +249,7 @@ static int ksched_open_backend(struct dial9_ksched **out,
 	if (skip & D9_KSCHED_NO_PERF)
 		str_append(k->reason, sizeof(k->reason), "not requested", true);
 	if (!ret) {
+		d9_perf_set_ignored(k->perf, d9_ksched_ignored, k);
 		if (use_one_queue(k, "perf")) {
 			dial9_ksched_close(k);
 			return -ENOMEM;
@@ -376,7 +377,9 @@ uint64_t dial9_ksched_lost(const struct dial9_ksched *k)
 
 bool dial9_ksched_pending(const struct dial9_ksched *k)
 {
-	if (k->fd < 0 || k->perf)
+	if (k->perf)
+		return d9_perf_pending(k->perf);
+	if (k->fd < 0)
 		return false;
 	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++)
 		if (k->ctrl[cpu] &&

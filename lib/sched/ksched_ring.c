@@ -59,6 +59,11 @@ static bool is_ignored(const struct dial9_ksched *k, uint32_t tid)
 	return false;
 }
 
+bool d9_ksched_ignored(const void *ctx, uint32_t tid)
+{
+	return is_ignored(ctx, tid);
+}
+
 /*
  * A side that is an ignored thread is no longer a recorded side: clear
  * its *_TARGET bit in *@flags.  Whether a recorded side is left.
@@ -450,12 +455,11 @@ static void *reader_main(void *arg)
 
 		/*
 		 * The watermark or a kick (the flush thread's, when records
-		 * wait below dial9.ko's watermark) wakes us; else every 10 s
-		 * (every second for perf, whose rings the flush thread cannot
-		 * look into, and where our own switches are recorded too).
+		 * other than the recorder's own wait below the watermark:
+		 * dial9_ksched_pending()) wakes us; else every 10 s.
 		 */
-		if (poll(p, 2, busy || full ? KSCHED_BUSY_POLL_MS :
-				k->perf ? 1000 : 10000) < 0 && errno != EINTR)
+		if (poll(p, 2, busy || full ? KSCHED_BUSY_POLL_MS : 10000) < 0 &&
+		    errno != EINTR)
 			break;
 		if ((p[1].revents & POLLIN) &&
 		    read(k->kick_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)

@@ -79,6 +79,9 @@ struct dial9_ksched {
 	uint64_t collected_ns;		/* when the last collect began */
 };
 
+/* Whether @tid is a thread left out (@ctx: the dial9_ksched); any thread. */
+bool d9_ksched_ignored(const void *ctx, uint32_t tid);
+
 /* The reader thread (ksched_ring.c; opts.reader_thread). */
 int d9_ksched_reader_start(struct dial9_ksched *k, uint32_t prio);
 
@@ -120,6 +123,21 @@ void d9_perf_close(struct d9_perf *p);
 int d9_perf_fd(const struct d9_perf *p);
 /* What this backend cannot record here and why, or "". */
 const char *d9_perf_note(const struct d9_perf *p);
+/*
+ * Which threads are the recorder's own (dial9_ksched_ignore_thread()):
+ * @fn must be safe to call from any thread.  Their records, and those of
+ * the threads they create (io_uring's workers), are left out as they are
+ * read, and d9_perf_pending() does not count them.
+ */
+void d9_perf_set_ignored(struct d9_perf *p,
+			 bool (*fn)(const void *ctx, uint32_t tid),
+			 const void *ctx);
+/*
+ * Whether a buffer holds records other than the recorder's own threads':
+ * a look at what the reader has not taken, safe beside it (a record it
+ * frees meanwhile makes the answer stale, not wrong for long).
+ */
+bool d9_perf_pending(const struct d9_perf *p);
 uint64_t d9_perf_lost(const struct d9_perf *p);
 /* Turn what the kernel wrote into dial9_rec_* records, in time order. */
 int d9_perf_read(struct d9_perf *p,
@@ -154,6 +172,7 @@ enum { PT_UNSEEN, PT_RUNNING, PT_PREEMPTED, PT_BLOCKED };
 struct ptask {
 	uint32_t tid, tgid;
 	int state;
+	bool recorder;			/* one of the recorder's threads */
 	uint64_t since;			/* its last switch */
 	uint64_t last_in;		/* its last switch-in */
 	uint64_t woken;			/* the start of its wait, or 0 */
@@ -189,6 +208,16 @@ struct d9_perf {
 	size_t ntasks, captasks;
 	struct dial9_rec_switch *pending;	/* one read's records */
 	size_t npend, cappend;
+	bool (*ignored)(const void *ctx, uint32_t tid);
+	const void *ignored_ctx;
+	/*
+	 * The recorder tasks resolve() found (io_uring's workers), for
+	 * d9_perf_pending() in another thread: set and cleared by the reader
+	 * (0: free), read with atomic loads.  Past PERF_RECORDER_TIDS they
+	 * are still left out of the trace, only counted as pending.
+	 */
+#define PERF_RECORDER_TIDS 16
+	uint32_t recorder_tids[PERF_RECORDER_TIDS];
 };
 
 struct ptask *d9_perf_task_find(struct d9_perf *p, uint32_t tid);
