@@ -254,27 +254,25 @@ static void accounting_print(FILE *out)
 {
 	bool any = false;
 
-	for (uint32_t src = 0; src < acct.nsrc; src++) {
-		for (uint32_t cpu = 0; cpu < acct.src[src].ncpu; cpu++) {
-			const struct d9_acct_cpu *c = d9_acct_get(&acct, src, cpu);
-			const char *host = src < losses.nsrcs &&
-					   losses.srcs[src].host ?
-					   losses.srcs[src].host : "";
+	d9_acct_sort(&acct);
+	for (size_t i = 0; i < acct.n; i++) {
+		const struct d9_acct_cpu *c = &acct.v[i];
+		const char *host = c->src < losses.nsrcs &&
+				   losses.srcs[c->src].host ?
+				   losses.srcs[c->src].host : "";
 
-			if (!c || !c->ring)
-				continue;
-			if (!any)
-				fprintf(out, "records per CPU: the trace's against dial9.ko's counts at the end of the recording (sched.ring)\n");
-			any = true;
-			fprintf(out, "  %s%scpu %u: %" PRIu64 " in the trace + %"
-				PRIu64 " left out by the recorder + %" PRIu64
-				" lost = %" PRIu64 " written + %" PRIu64
-				" dropped by the kernel: %s\n", host,
-				*host ? " " : "", cpu, c->records, c->filtered,
-				c->lost, c->written, c->klost,
-				d9_acct_agrees(c) ? "agree" :
-				"DIFFER (records missing from these files, or a segment cut short)");
-		}
+		if (!c->ring)
+			continue;
+		if (!any)
+			fprintf(out, "records per CPU: the trace's against dial9.ko's counts at the end of the recording (sched.ring)\n");
+		any = true;
+		fprintf(out, "  %s%scpu %u: %" PRIu64 " in the trace + %" PRIu64
+			" left out by the recorder + %" PRIu64 " lost = %" PRIu64
+			" written + %" PRIu64 " dropped by the kernel: %s\n",
+			host, *host ? " " : "", c->cpu, c->records, c->filtered,
+			c->lost, c->written, c->klost,
+			d9_acct_agrees(c) ? "agree" :
+			"DIFFER (records missing from these files, or a segment cut short)");
 	}
 	if (acct.unplaced && any)
 		fprintf(out, "  %" PRIu64 " records without a CPU (an older writer)\n",

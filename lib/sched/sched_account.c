@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "sched/sched_account.h"
 
 void d9_acct_init(struct d9_acct *a)
@@ -22,9 +23,8 @@ void d9_acct_init(struct d9_acct *a)
 
 void d9_acct_free(struct d9_acct *a)
 {
-	for (uint32_t i = 0; i < a->nsrc; i++)
-		free(a->src[i].cpu);
-	free(a->src);
+	free(a->v);
+	free(a->index);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -33,36 +33,72 @@ void d9_acct_stream(struct d9_acct *a)
 	a->out = false;
 }
 
+static size_t hash(uint32_t src, uint32_t cpu, size_t mask)
+{
+	uint64_t k = ((uint64_t)src << 32 | cpu) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(k >> 32) & mask;
+}
+
+/* The index slot of (@src, @cpu): its entry's, or the empty one to use. */
+static size_t find(const struct d9_acct *a, uint32_t src, uint32_t cpu)
+{
+	size_t mask = a->nindex - 1, i = hash(src, cpu, mask);
+
+	while (a->index[i]) {
+		const struct d9_acct_cpu *c = &a->v[a->index[i] - 1];
+
+		if (c->src == src && c->cpu == cpu)
+			break;
+		i = (i + 1) & mask;
+	}
+	return i;
+}
+
+/* An index twice as long (at least 64 slots); 0 or -ENOMEM. */
+static int reindex(struct d9_acct *a)
+{
+	size_t n = a->nindex ? a->nindex * 2 : 64;
+	uint32_t *old = a->index;
+
+	a->index = calloc(n, sizeof(*a->index));
+	if (!a->index) {
+		a->index = old;
+		return -ENOMEM;
+	}
+	free(old);
+	a->nindex = n;
+	for (size_t e = 0; e < a->n; e++)
+		a->index[find(a, a->v[e].src, a->v[e].cpu)] = (uint32_t)e + 1;
+	return 0;
+}
+
 /* The counts of (@src, @cpu), made if new; NULL without memory. */
 static struct d9_acct_cpu *slot(struct d9_acct *a, uint32_t src,
 				uint32_t cpu)
 {
-	struct d9_acct_src *s;
+	size_t i;
 
-	if (src >= a->nsrc) {
-		struct d9_acct_src *v = realloc(a->src, (src + 1) * sizeof(*v));
+	if ((a->n + 1) * 2 > a->nindex && reindex(a))
+		return NULL;
+	i = find(a, src, cpu);
+	if (a->index[i])
+		return &a->v[a->index[i] - 1];
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 16;
+		struct d9_acct_cpu *v = cap < UINT32_MAX ?
+					realloc(a->v, cap * sizeof(*v)) : NULL;
 
 		if (!v)
 			return NULL;
-		memset(v + a->nsrc, 0, (src + 1 - a->nsrc) * sizeof(*v));
-		a->src = v;
-		a->nsrc = src + 1;
+		a->v = v;
+		a->cap = cap;
 	}
-	s = &a->src[src];
-	if (cpu >= s->ncpu) {
-		uint32_t n = cpu + 1 > s->ncpu * 2 ? cpu + 1 : s->ncpu * 2;
-		struct d9_acct_cpu *v;
-
-		if (n > D9_ACCT_MAX_CPUS)
-			n = D9_ACCT_MAX_CPUS;
-		v = realloc(s->cpu, n * sizeof(*v));
-		if (!v)
-			return NULL;
-		memset(v + s->ncpu, 0, (n - s->ncpu) * sizeof(*v));
-		s->cpu = v;
-		s->ncpu = n;
-	}
-	return &s->cpu[cpu];
+	memset(&a->v[a->n], 0, sizeof(a->v[0]));
+	a->v[a->n].src = src;
+	a->v[a->n].cpu = cpu;
+	a->index[i] = (uint32_t)++a->n;
+	return &a->v[a->n - 1];
 }
 
 /* Whether @f is a kind of event that one kernel record gives. */
@@ -131,12 +167,30 @@ int d9_acct_feed(struct d9_acct *a, const struct sched_fields *f,
 const struct d9_acct_cpu *d9_acct_get(const struct d9_acct *a, uint32_t src,
 				      uint32_t cpu)
 {
-	const struct d9_acct_cpu *c;
+	size_t i;
 
-	if (src >= a->nsrc || cpu >= a->src[src].ncpu)
+	if (!a->nindex)
 		return NULL;
-	c = &a->src[src].cpu[cpu];
-	return c->records || c->lost || c->ring ? c : NULL;
+	i = find(a, src, cpu);
+	return a->index[i] ? &a->v[a->index[i] - 1] : NULL;
+}
+
+static int cmp_cpu(const void *x, const void *y)
+{
+	const struct d9_acct_cpu *p = x, *q = y;
+
+	if (p->src != q->src)
+		return p->src < q->src ? -1 : 1;
+	return p->cpu < q->cpu ? -1 : p->cpu > q->cpu;
+}
+
+void d9_acct_sort(struct d9_acct *a)
+{
+	d9_sort(a->v, a->n, sizeof(a->v[0]), cmp_cpu);
+	for (size_t i = 0; i < a->nindex; i++)
+		a->index[i] = 0;
+	for (size_t e = 0; e < a->n; e++)
+		a->index[find(a, a->v[e].src, a->v[e].cpu)] = (uint32_t)e + 1;
 }
 
 bool d9_acct_agrees(const struct d9_acct_cpu *c)

@@ -15,10 +15,11 @@
 
 #include "sched/sched_read.h"
 
-/* CPUs past this are not told apart (a hostile trace's cpu field). */
-#define D9_ACCT_MAX_CPUS 4096u
+/* A cpu field past this (a record's is 16 bits) counts as unplaced. */
+#define D9_ACCT_MAX_CPUS 65536u
 
 struct d9_acct_cpu {
+	uint32_t src, cpu;
 	uint64_t records;	/* kernel records in the trace */
 	uint64_t lost;		/* the trace's sched.lost counts */
 	bool ring;		/* a sched.ring event was seen: */
@@ -27,14 +28,15 @@ struct d9_acct_cpu {
 	uint64_t filtered;	/* read and left out by the recorder */
 };
 
-struct d9_acct_src {
-	struct d9_acct_cpu *cpu;	/* [ncpu] */
-	uint32_t ncpu;
-};
-
+/*
+ * The (source, CPU) pairs a trace has events of: one entry each, found
+ * through an open-addressing index, so memory follows the input.
+ */
 struct d9_acct {
-	struct d9_acct_src *src;	/* [nsrc], by source id */
-	uint32_t nsrc;
+	struct d9_acct_cpu *v;
+	size_t n, cap;
+	uint32_t *index;	/* entry + 1, 0: empty; a power of two long */
+	size_t nindex;
 	uint64_t unplaced;	/* records with no usable cpu field */
 	/* The last event if a switch_out: its record's switch_in is next. */
 	bool out;
@@ -52,6 +54,8 @@ int d9_acct_feed(struct d9_acct *a, const struct sched_fields *f,
 /* CPU @cpu of source @src, or NULL if the trace has nothing of it. */
 const struct d9_acct_cpu *d9_acct_get(const struct d9_acct *a, uint32_t src,
 				      uint32_t cpu);
+/* Sort the entries (a->v[0 .. a->n)) by source, then CPU. */
+void d9_acct_sort(struct d9_acct *a);
 /* Whether @c has ring counts and the trace agrees with them. */
 bool d9_acct_agrees(const struct d9_acct_cpu *c);
 

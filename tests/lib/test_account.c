@@ -207,6 +207,7 @@ static void each_record_counts_once_per_cpu(void **state)
 	assert_non_null(c1);
 	assert_null(d9_acct_get(&a, 0, 2));
 	assert_null(d9_acct_get(&a, 1, 0));
+	assert_int_equal(a.n, 2);
 	assert_int_equal(c0->records, 7);
 	assert_int_equal(c0->lost, 3);
 	assert_true(c0->ring);
@@ -260,6 +261,63 @@ static void an_unannounced_loss_disagrees(void **state)
 	free(buf);
 }
 
+/* Count the trace in @buf as source @src into @a (already set up). */
+static void account_as(struct d9_acct *a, const void *buf, size_t len,
+		       uint32_t src)
+{
+	struct sched_fields f;
+	struct dial9_decoder *d;
+	struct dial9_record r;
+
+	assert_int_equal(dial9_decoder_new(&d, buf, len), 0);
+	while (dial9_decoder_next(d, &r) == 1) {
+		if (r.kind != DIAL9_RECORD_EVENT)
+			continue;
+		d9_sched_fields_lookup(&f, r.schema);
+		assert_int_equal(d9_acct_feed(a, &f, &r, src), 0);
+	}
+	dial9_decoder_free(d);
+}
+
+/* 1000 CPUs of two sources (ids 0 and 7) stay apart, in order. */
+static void many_cpus_and_sources_stay_apart(void **state)
+{
+	struct d9_ktrace kt = { 0 };
+	struct d9_acct a;
+	const void *data;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(dial9_encoder_new(&kt.enc), 0);
+	assert_int_equal(d9_ktrace_begin(&kt), 0);
+	for (uint16_t cpu = 0; cpu < 1000; cpu++) {
+		union rec lo;
+
+		hdr(&lo, DIAL9_REC_LOST, sizeof(lo.lo), (uint16_t)(999 - cpu),
+		    1000 + cpu, 0);
+		lo.lo.count = 1000u - cpu;
+		assert_int_equal(d9_ktrace_add(&kt, &lo.h), 0);
+	}
+	assert_int_equal(d9_ktrace_end(&kt, &data, &len), 0);
+	d9_acct_init(&a);
+	account_as(&a, data, len, 7);
+	account_as(&a, data, len, 0);
+	dial9_encoder_free(kt.enc);
+	assert_int_equal(a.n, 2000);
+	assert_null(d9_acct_get(&a, 1, 0));
+	assert_null(d9_acct_get(&a, 7, 1000));
+	d9_acct_sort(&a);
+	for (size_t i = 0; i < a.n; i++) {
+		assert_int_equal(a.v[i].src, i < 1000 ? 0 : 7);
+		assert_int_equal(a.v[i].cpu, i % 1000);
+		assert_int_equal(a.v[i].lost, i % 1000 + 1);
+		assert_ptr_equal(d9_acct_get(&a, a.v[i].src, a.v[i].cpu),
+				 &a.v[i]);
+		assert_false(d9_acct_agrees(&a.v[i]));	/* no sched.ring */
+	}
+	d9_acct_free(&a);
+}
+
 /* dial9 info prints each CPU's figures and its verdict. */
 static void info_prints_the_verdict_per_cpu(void **state)
 {
@@ -297,6 +355,7 @@ int main(void)
 		cmocka_unit_test(each_record_counts_once_per_cpu),
 		cmocka_unit_test(a_missing_record_disagrees),
 		cmocka_unit_test(an_unannounced_loss_disagrees),
+		cmocka_unit_test(many_cpus_and_sources_stay_apart),
 		cmocka_unit_test(info_prints_the_verdict_per_cpu),
 	};
 

@@ -180,13 +180,12 @@ TEST(pairs_32_lose_nothing_at_defaults)
 	 */
 	d9_acct_init(&a);
 	ASSERT_EQ(0, account_dir(&a, dir));
-	for (uint32_t cpu = 0; cpu < D9_ACCT_MAX_CPUS; cpu++) {
-		const struct d9_acct_cpu *c = d9_acct_get(&a, 0, cpu);
+	d9_acct_sort(&a);
+	for (size_t i = 0; i < a.n; i++) {
+		const struct d9_acct_cpu *c = &a.v[i];
 
-		if (!c)
-			continue;
 		TH_LOG("cpu %u: %llu records in the trace + %llu left out + %llu lost; the kernel: %llu written, %llu dropped",
-		       cpu, (unsigned long long)c->records,
+		       c->cpu, (unsigned long long)c->records,
 		       (unsigned long long)c->filtered,
 		       (unsigned long long)c->lost,
 		       (unsigned long long)c->written,
