@@ -350,21 +350,22 @@ static int resolve(struct d9_perf *p, struct dial9_rec_switch *slot)
 			d9_perf_task_forget(p, t->tid);
 		return 0;
 	case DIAL9_REC_WAKING:
-		t = d9_perf_task_find(p, wk->tid);
-		if (!t)
-			return 0;	/* not one of ours */
-		wk->tgid = t->tgid;
-		if (!t->recorder)
-			wk->hdr.flags |= DIAL9_WAKE_TASK_TARGET;
+		/* the waker is ours (the sample is its), unless the recorder */
 		if (is_recorder(p, d9_perf_task_find(p, wk->waker_tid),
 				wk->waker_tid))
 			wk->hdr.flags &= (uint16_t)~DIAL9_WAKE_WAKER_TARGET;
+		t = d9_perf_task_find(p, wk->tid);
+		if (t) {	/* the woken task is one of ours */
+			wk->tgid = t->tgid;
+			if (!t->recorder)
+				wk->hdr.flags |= DIAL9_WAKE_TASK_TARGET;
+			/* An older waking was published late: its wait is over. */
+			if (h->time_ns >= t->last_in)
+				t->woken = h->time_ns;
+		}
 		if (!(wk->hdr.flags & (DIAL9_WAKE_TASK_TARGET |
 				       DIAL9_WAKE_WAKER_TARGET)))
 			h->type = DIAL9_REC_PAD;	/* the recorder's own */
-		/* An older waking was published late: its wait is over. */
-		if (h->time_ns >= t->last_in)
-			t->woken = h->time_ns;
 		return 0;
 	case DIAL9_REC_SWITCH:
 		if (h->flags & DIAL9_SWITCH_NEXT_TARGET) {
