@@ -23,6 +23,7 @@ struct sched_fields {
 	    rcount, name, count, run, slices, parent, waker, events, pexec,
 	    other, wakerpid, irq, from, to, frames, truncated, start, end,
 	    offset, path, waker_stack;
+	int build_id;
 	int rwritten, rlost, rfiltered;	/* sched.ring's */
 };
 
