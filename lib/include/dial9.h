@@ -185,6 +185,13 @@ struct dial9_config {
 	 * sched_note and dial9_stats.sched_reader_prio say so.
 	 * DIAL9_SCHED_READER_PRIO. */
 	uint32_t sched_reader_prio;
+	/* On-CPU samples of the recorded threads, with their user stacks,
+	 * this many times a second per CPU (a CPU profile: sched.sample
+	 * events); default 99, 0: none, at most 1000.  From dial9.ko, or
+	 * perf_event_open (user time only) where the module is absent;
+	 * where neither can, the trace's sched_note says so.
+	 * DIAL9_CPU_SAMPLE_HZ. */
+	uint32_t cpu_sample_hz;
 };
 
 enum dial9_storage {
@@ -306,6 +313,11 @@ struct dial9_stats {
 	/* Segment summaries (docs/format.md), shipped beside the segments. */
 	uint64_t summaries_done;   /* shipped (S3) or written (write-back) */
 	uint64_t summaries_failed; /* not built, refused, or abandoned: lost */
+	/* The CPU profile: on-CPU samples written (sched.sample events);
+	 * those the kernel dropped are in sched_lost. */
+	uint64_t sched_samples;
+	uint32_t cpu_sample_hz;    /* the rate taken; 0: none (sched_note) */
+	uint32_t reserved_samples; /* 0 */
 };
 
 /*

@@ -30,6 +30,7 @@ enum {
 	KT_UNFOLLOWED,
 	KT_STACK,
 	KT_MAPPING,
+	KT_SAMPLE,
 	KT_NTYPES
 };
 
@@ -84,6 +85,12 @@ static const struct dial9_field f_stack[] = {
 	{ "truncated", DIAL9_BOOL }, { "frames", DIAL9_BYTES },
 	{ "waker", DIAL9_BOOL },
 };
+/* an on-CPU sample: frames as sched.stack's; period_ns of CPU time */
+static const struct dial9_field f_sample[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
+	{ "truncated", DIAL9_BOOL }, { "frames", DIAL9_BYTES },
+	{ "in_kernel", DIAL9_BOOL }, { "period_ns", DIAL9_U64 },
+};
 static const struct dial9_field f_mapping[] = {
 	{ "pid", DIAL9_U64 }, { "start", DIAL9_U64 }, { "end", DIAL9_U64 },
 	{ "offset", DIAL9_U64 }, { "path", DIAL9_STR },
@@ -107,6 +114,7 @@ static const struct {
 	[KT_UNFOLLOWED] = { "sched.unfollowed", f_unfollowed, 3 },
 	[KT_STACK] = { "sched.stack", f_stack, 6 },
 	[KT_MAPPING] = { "sched.mapping", f_mapping, 6 },
+	[KT_SAMPLE] = { "sched.sample", f_sample, 7 },
 };
 
 int d9_ktrace_begin(struct d9_ktrace *kt)
@@ -161,11 +169,13 @@ static int emit_values(struct d9_ktrace *kt, unsigned int type, uint64_t ts,
 	return ret;
 }
 
+/* A STACK or SAMPLE record (the same layout) as sched.stack or .sample. */
 static int add_stack(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 {
 	const struct dial9_rec_stack *st = (const void *)h;
 	uint64_t frames[DIAL9_STACK_MAX_DEPTH];
-	struct dial9_value v[6];
+	bool sample = h->type == DIAL9_REC_SAMPLE;
+	struct dial9_value v[7];
 	uint32_t nr;
 
 	if (h->size < sizeof(*st))
@@ -185,8 +195,11 @@ static int add_stack(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 	v[4].str.ptr = frames;
 	v[4].str.len = nr * sizeof(frames[0]);
 	v[5].type = DIAL9_BOOL;
-	v[5].b = h->flags & DIAL9_STACK_WAKER;
-	return emit_values(kt, KT_STACK, h->time_ns, v);
+	v[5].b = h->flags & (sample ? DIAL9_SAMPLE_KERNEL : DIAL9_STACK_WAKER);
+	v[6] = dial9_u64(kt->sample_period_ns);
+	if (sample)
+		kt->samples++;
+	return emit_values(kt, sample ? KT_SAMPLE : KT_STACK, h->time_ns, v);
 }
 
 int d9_ktrace_mapping(struct d9_ktrace *kt, uint64_t ts,
@@ -311,6 +324,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		return emit_values(kt, KT_COMM, h->time_ns, cv);
 	}
 	case DIAL9_REC_STACK:
+	case DIAL9_REC_SAMPLE:
 		return add_stack(kt, h);
 	case DIAL9_REC_UNFOLLOWED:
 		if (h->size < sizeof(*uf))

@@ -30,6 +30,7 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 		{ "sched.unfollowed", SK_UNFOLLOWED },
 		{ "dial9.lost", SK_APP_LOST },
 		{ "sched.stack", SK_STACK }, { "sched.mapping", SK_MAPPING },
+		{ "sched.sample", SK_SAMPLE },
 	};
 
 	memset(f, 0, sizeof(*f));
@@ -63,6 +64,7 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 	f->truncated = dial9_schema_field_index(s, "truncated");
 	f->waker_stack = f->kind == SK_STACK ?
 			 dial9_schema_field_index(s, "waker") : -1;
+	f->period = dial9_schema_field_index(s, "period_ns");
 	f->start = dial9_schema_field_index(s, "start");
 	f->end = dial9_schema_field_index(s, "end");
 	f->offset = dial9_schema_field_index(s, "offset");
@@ -191,6 +193,15 @@ int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 				r->values[f->frames].str.ptr,
 				r->values[f->frames].str.len / sizeof(uint64_t),
 				d9_sched_fbool(r, f->truncated));
+	case SK_SAMPLE:
+		if (!st->stacks || f->frames < 0 ||
+		    r->values[f->frames].type != DIAL9_BYTES)
+			return 0;
+		return d9_sched_stacks_sample(st->stacks, src, r->ts_ns, tid,
+				pid, r->values[f->frames].str.ptr,
+				r->values[f->frames].str.len / sizeof(uint64_t),
+				d9_sched_fbool(r, f->truncated),
+				d9_sched_fu64(r, f->period));
 	case SK_MAPPING:
 		if (!st->stacks || f->path < 0 ||
 		    r->values[f->path].type != DIAL9_STR)

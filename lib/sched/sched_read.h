@@ -12,6 +12,7 @@
 enum sched_kind {
 	SK_OTHER, SK_OUT, SK_IN, SK_WAKING, SK_MIGRATE, SK_EXIT, SK_COMM,
 	SK_LOST, SK_SSTAT, SK_UNFOLLOWED, SK_APP_LOST, SK_STACK, SK_MAPPING,
+	SK_SAMPLE,
 };
 
 /* Field indexes of one schema (-1: absent). */
@@ -21,7 +22,7 @@ struct sched_fields {
 	int tid, pid, cpu, preempted, state, wait, known, totals, rtotal,
 	    rcount, name, count, run, slices, parent, waker, events, pexec,
 	    other, wakerpid, irq, from, to, frames, truncated, start, end,
-	    offset, path, waker_stack;
+	    offset, path, waker_stack, period;
 };
 
 void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s);

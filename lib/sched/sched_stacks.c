@@ -29,31 +29,60 @@ void d9_sched_stacks_free(struct sched_stacks *s)
 		free(s->maps[i].path);
 	free(s->maps);
 	free(s->v);
+	free(s->samples);
 	free(s->ips);
 	free(s->open);
 	memset(s, 0, sizeof(*s));
 }
 
-int d9_sched_stacks_add(struct sched_stacks *s, uint32_t src, uint64_t ts,
-			uint32_t tid, uint32_t pid, const void *frames,
-			size_t n, bool truncated)
+/* @n little-endian addresses at @frames onto s->ips, for @st. */
+static int put_ips(struct sched_stacks *s, struct sched_stack *st,
+		   const void *frames, size_t n)
 {
 	const unsigned char *p = frames;
-	struct sched_stack *st;
 
-	if (d9_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)) ||
-	    d9_grow((void **)&s->ips, &s->ips_cap, s->nips + n, sizeof(*s->ips)))
+	if (d9_grow((void **)&s->ips, &s->ips_cap, s->nips + n, sizeof(*s->ips)))
 		return -ENOMEM;
-	st = &s->v[s->n++];
-	*st = (struct sched_stack){ .src = src, .tid = tid, .pid = pid,
-				    .ts = ts, .first = s->nips, .n = (uint32_t)n,
-				    .truncated = truncated };
+	st->first = s->nips;
+	st->n = (uint32_t)n;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t ip;
 
 		memcpy(&ip, p + i * sizeof(ip), sizeof(ip));
 		s->ips[s->nips++] = le64toh(ip);
 	}
+	return 0;
+}
+
+int d9_sched_stacks_sample(struct sched_stacks *s, uint32_t src, uint64_t ts,
+			   uint32_t tid, uint32_t pid, const void *frames,
+			   size_t n, bool truncated, uint64_t period_ns)
+{
+	struct sched_stack st = { .src = src, .tid = tid, .pid = pid,
+				  .ts = ts, .end = ts + period_ns,
+				  .truncated = truncated };
+
+	if (d9_grow((void **)&s->samples, &s->samples_cap, s->nsamples + 1,
+		    sizeof(*s->samples)) || put_ips(s, &st, frames, n))
+		return -ENOMEM;
+	s->samples[s->nsamples++] = st;
+	return 0;
+}
+
+int d9_sched_stacks_add(struct sched_stacks *s, uint32_t src, uint64_t ts,
+			uint32_t tid, uint32_t pid, const void *frames,
+			size_t n, bool truncated)
+{
+	struct sched_stack *st;
+
+	if (d9_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
+		return -ENOMEM;
+	st = &s->v[s->n];
+	*st = (struct sched_stack){ .src = src, .tid = tid, .pid = pid,
+				    .ts = ts, .truncated = truncated };
+	if (put_ips(s, st, frames, n))
+		return -ENOMEM;
+	s->n++;
 	s->sorted = false;
 	/* its thread's earlier stack, if still open, ended unseen */
 	for (size_t i = 0; i < s->nopen; i++)

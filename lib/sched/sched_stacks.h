@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sched_stacks.h - the user stacks of a trace (sched.stack events) and
- * the mappings they are read against (sched.mapping), for `dial9 sched
- * --explain`: the stack a thread was switched out with before a wait,
- * each frame as object+0xoffset.
+ * sched_stacks.h - the user stacks of a trace (sched.stack events), its
+ * on-CPU samples (sched.sample) and the mappings they are read against
+ * (sched.mapping), for `dial9 sched --explain` and `dial9 flame`: the
+ * stack a thread was switched out with before a wait, each frame as
+ * object+0xoffset.
  */
 #ifndef DIAL9_SCHED_STACKS_H
 #define DIAL9_SCHED_STACKS_H
@@ -30,6 +31,9 @@ struct sched_mapping {
 struct sched_stacks {
 	struct sched_stack *v;
 	size_t n, cap;
+	/* on-CPU samples, in the trace's order: end - ts is their period */
+	struct sched_stack *samples;
+	size_t nsamples, samples_cap;
 	uint64_t *ips;
 	size_t nips, ips_cap;
 	struct sched_mapping *maps;
@@ -58,6 +62,10 @@ void d9_sched_stacks_free(struct sched_stacks *s);
 int d9_sched_stacks_add(struct sched_stacks *s, uint32_t src, uint64_t ts,
 			uint32_t tid, uint32_t pid, const void *frames,
 			size_t n, bool truncated);
+/* An on-CPU sample standing for @period_ns of CPU time; -ENOMEM. */
+int d9_sched_stacks_sample(struct sched_stacks *s, uint32_t src, uint64_t ts,
+			   uint32_t tid, uint32_t pid, const void *frames,
+			   size_t n, bool truncated, uint64_t period_ns);
 /*
  * Thread (@src, @tid) was switched in at @ts: its open stack's end (the
  * off-CPU time it stands for).  Fed in time order, before any lookup.
