@@ -203,7 +203,7 @@ static int synth(const char *dir)
 /* ---- scheduler totals and losses (check_sched.js) ---- */
 
 enum { S_OUT = 1, S_IN, S_LOST, S_UNF, S_OUT0, S_IN0, S_WAKE, S_MIG, S_STACK,
-	S_MAP };
+	S_MAP, S_SAMPLE, S_SPAN_B, S_SPAN_E };
 
 /* switch_out and switch_in as dial9.ko writes them: with totals */
 static const struct dial9_field f_out9[] = {
@@ -325,13 +325,23 @@ static const struct dial9_field f_map[] = {
 	{ "build_id", DIAL9_BYTES },
 };
 
-/* @n addresses, innermost first, of @tid (its own process) on CPU 0 */
-static void s_stack(struct dial9_encoder *e, double t, uint64_t tid,
-		    const uint64_t *ips, size_t n)
+static const struct dial9_field f_sample[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
+	{ "truncated", DIAL9_BOOL }, { "frames", DIAL9_BYTES },
+	{ "in_kernel", DIAL9_BOOL }, { "period_ns", DIAL9_U64 },
+};
+
+/*
+ * @n addresses, innermost first, of @tid (its own process) on CPU 0: a
+ * sched.stack, or with @type S_SAMPLE a sched.sample at 99 Hz.
+ */
+static void s_frames(struct dial9_encoder *e, int type, double t,
+		     uint64_t tid, const uint64_t *ips, size_t n)
 {
 	uint8_t frames[32 * 8];
-	struct dial9_value v[5] = {
+	struct dial9_value v[7] = {
 		dial9_u64(tid), dial9_u64(tid), dial9_u64(0), dial9_bool(false),
+		{ 0 }, dial9_bool(false), dial9_u64(10101010),
 	};
 
 	for (size_t i = 0; i < n; i++)
@@ -340,8 +350,10 @@ static void s_stack(struct dial9_encoder *e, double t, uint64_t tid,
 	v[4].type = DIAL9_BYTES;
 	v[4].str.ptr = frames;
 	v[4].str.len = n * 8;
-	CHECK(dial9_encoder_event(e, S_STACK, US(t), v));
+	CHECK(dial9_encoder_event(e, type, US(t), v));
 }
+
+#define s_stack(e, t, tid, ips, n) s_frames(e, S_STACK, t, tid, ips, n)
 
 static void s_map(struct dial9_encoder *e, double t, uint64_t pid,
 		  uint64_t start, uint64_t end, uint64_t off, const char *path)
@@ -540,6 +552,42 @@ static int sched_cases(const char *dir)
 	s_inx(e, 50, 700, 0, 10000, 5000, 2, 701);
 	s_outx(e, 60, 700, 0, false, 15000, 3, 0);
 	s_save(e, dir, "stacks", "00000001.dial9");
+
+	/* samples/ (process 900, /usr/bin/app): 900 sampled in hot() (0x100)
+	 * from main (0x200) at 10, 20, 30, in cold() (0x300) at 40; 901 in
+	 * hot() from 0x400 at 50, 60; 900 has the span "request" open from
+	 * 15 to 35, and is off the CPU from 32 to 38 (0x500 from main). */
+	sched_begin(e, NULL, NULL);
+	CHECK(dial9_encoder_schema(e, S_STACK, DIAL9_KIND_INSTANT, "sched.stack", 5, f_stack));
+	CHECK(dial9_encoder_schema(e, S_MAP, DIAL9_KIND_INSTANT, "sched.mapping", 6, f_map));
+	CHECK(dial9_encoder_schema(e, S_SAMPLE, DIAL9_KIND_INSTANT, "sched.sample", 7, f_sample));
+	s_map(e, 0, 900, 0x400000, 0x401000, 0, "/usr/bin/app");
+	s_inx(e, 0, 900, 0, 0, 0, 0, 0);
+	s_inx(e, 0, 901, 1, 0, 0, 0, 0);
+	{
+		static const uint64_t hot[] = { 0x400100, 0x400200 };
+		static const uint64_t cold[] = { 0x400300, 0x400200 };
+		static const uint64_t off[] = { 0x400500, 0x400200 };
+		static const uint64_t other[] = { 0x400100, 0x400400 };
+
+		for (int t = 10; t <= 30; t += 10)
+			s_frames(e, S_SAMPLE, t, 900, hot, 2);
+		s_outx(e, 32, 900, 0, false, 0, 1, 0);
+		s_stack(e, 32, 900, off, 2);
+		s_inx(e, 38, 900, 0, 1000, 0, 1, 0);
+		s_frames(e, S_SAMPLE, 40, 900, cold, 2);
+		s_frames(e, S_SAMPLE, 50, 901, other, 2);
+		s_frames(e, S_SAMPLE, 60, 901, other, 2);
+	}
+	CHECK(dial9_encoder_end_stream(e));
+	CHECK(dial9_encoder_begin_stream(e));
+	CHECK(dial9_encoder_thread(e, 900, "main"));
+	CHECK(dial9_encoder_schema(e, S_SPAN_B, DIAL9_KIND_SPAN_BEGIN, "request", 0, NULL));
+	CHECK(dial9_encoder_schema(e, S_SPAN_E, DIAL9_KIND_SPAN_END, "request", 0, NULL));
+	CHECK(dial9_encoder_event(e, S_SPAN_B, US(15), NULL));
+	CHECK(dial9_encoder_event(e, S_SPAN_E, US(35), NULL));
+	CHECK(dial9_encoder_thread(e, 901, "w<&>\"'\xc3"));	/* cut, for XML */
+	s_save(e, dir, "samples", "00000001.dial9");
 	dial9_encoder_free(e);
 	return 0;
 }
