@@ -126,7 +126,7 @@ struct dial9_stack *dial9_stack_get(struct dial9_stack **st);
 struct dial9_stack *dial9_stack_sample(bool *in_kernel);
 bool dial9_stack_put_type(struct dial9_ring *r, u16 type,
 			  const struct dial9_stack *st, struct task_struct *p,
-			  u64 now, u16 flags);
+			  u64 now, u16 flags, u32 missed);
 bool dial9_stack_put(struct dial9_ring *r, const struct dial9_stack *st,
 		     struct task_struct *p, u64 now, u16 flags);
 
@@ -137,6 +137,7 @@ void dial9_sample_exit(void);
 void dial9_sample_free(struct dial9_session *s);
 int dial9_sample_start(struct dial9_session *s);
 void dial9_sample_stop(struct dial9_session *s);
+u64 dial9_sample_missed(struct dial9_session *s, unsigned int cpu);
 
 /* quota.c */
 int dial9_quota_charge(struct dial9_session *s, u64 bytes);

@@ -258,6 +258,7 @@ static int dial9_ioc_get_stats(struct dial9_session *s,
 	st->ring_size = s->ring_size;
 	st->targets_dropped = atomic64_read(&s->targets_dropped);
 	st->targets = dial9_targets_count(s);
+	st->samples_missed = dial9_sample_missed(s, cpu);
 	return 0;
 }
 

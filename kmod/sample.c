@@ -13,12 +13,18 @@
  * down) cancels it.  Adding the instance starts the timers of the CPUs
  * online, removing it cancels them and waits for running callbacks, so
  * nothing fires once dial9_sample_stop() returns.
+ *
+ * A timer that fires more than a period late (interrupts off that long)
+ * skips the periods it missed: each sample stands for one period, so
+ * these are counted, per CPU in total (dial9_ring_stats.samples_missed),
+ * and in the next SAMPLE record of the CPU (its missed field).
  */
 #include <linux/hrtimer.h>
 #include <linux/cpuhotplug.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/timekeeping.h>
+#include <linux/minmax.h>
 #include "dial9_core.h"
 
 struct dial9_sampler {
@@ -26,6 +32,8 @@ struct dial9_sampler {
 	struct dial9_session *s;
 	ktime_t period;
 	unsigned int cpu;
+	u64 missed;		/* periods skipped, total */
+	u64 unreported;		/* of them, since the last SAMPLE record */
 };
 
 static enum cpuhp_state dial9_cpuhp;
@@ -38,11 +46,16 @@ static enum hrtimer_restart dial9_sample_fn(struct hrtimer *t)
 	struct dial9_stack *st;
 	struct dial9_ring *r;
 	bool in_kernel;
+	u64 n;
 
 	/* Only on its own CPU, whose teardown cancels it before it goes. */
 	if (WARN_ON_ONCE(sp->cpu != smp_processor_id()))
 		return HRTIMER_NORESTART;
-	hrtimer_forward_now(t, sp->period);
+	n = hrtimer_forward_now(t, sp->period);
+	if (n > 1) {
+		WRITE_ONCE(sp->missed, sp->missed + n - 1);
+		sp->unreported += n - 1;
+	}
 	if (!p->pid || !dial9_records(s, p))
 		return HRTIMER_RESTART;
 	r = s->rings[sp->cpu];
@@ -50,8 +63,11 @@ static enum hrtimer_restart dial9_sample_fn(struct hrtimer *t)
 	if (r && st->nr &&
 	    dial9_stack_put_type(r, DIAL9_REC_SAMPLE, st, p,
 				 ktime_get_mono_fast_ns(),
-				 in_kernel ? DIAL9_SAMPLE_KERNEL : 0))
+				 in_kernel ? DIAL9_SAMPLE_KERNEL : 0,
+				 min_t(u64, sp->unreported, U32_MAX))) {
+		sp->unreported = 0;
 		dial9_publish(s, r);
+	}
 	return HRTIMER_RESTART;
 }
 
@@ -132,6 +148,13 @@ void dial9_sample_stop(struct dial9_session *s)
 		return;
 	cpuhp_state_remove_instance(dial9_cpuhp, &s->cpuhp_node);
 	s->sampling = false;
+}
+
+/* The periods the timer of @cpu skipped (GET_STATS). */
+u64 dial9_sample_missed(struct dial9_session *s, unsigned int cpu)
+{
+	return s->samplers ? READ_ONCE(per_cpu_ptr(s->samplers, cpu)->missed) :
+	       0;
 }
 
 void dial9_sample_free(struct dial9_session *s)

@@ -103,12 +103,13 @@ struct dial9_stack *dial9_stack_sample(bool *in_kernel)
 }
 
 /*
- * Reserve and fill a record of @type (STACK or SAMPLE) of @p in @r; false
- * if the ring is full (counted as lost).  The caller commits.
+ * Reserve and fill a record of @type (STACK or SAMPLE, whose missed is
+ * @missed) of @p in @r; false if the ring is full (counted as lost).  The
+ * caller commits.
  */
 bool dial9_stack_put_type(struct dial9_ring *r, u16 type,
 			  const struct dial9_stack *st, struct task_struct *p,
-			  u64 now, u16 flags)
+			  u64 now, u16 flags, u32 missed)
 {
 	struct dial9_rec_stack *rec;
 	size_t bytes = st->nr * sizeof(rec->ips[0]);
@@ -120,7 +121,7 @@ bool dial9_stack_put_type(struct dial9_ring *r, u16 type,
 	rec->tid = p->pid;
 	rec->tgid = p->tgid;
 	rec->nr = st->nr;
-	rec->reserved = 0;
+	rec->reserved = missed;
 	memcpy(rec->ips, st->ips, bytes);
 	return true;
 }
@@ -132,5 +133,5 @@ bool dial9_stack_put_type(struct dial9_ring *r, u16 type,
 bool dial9_stack_put(struct dial9_ring *r, const struct dial9_stack *st,
 		     struct task_struct *p, u64 now, u16 flags)
 {
-	return dial9_stack_put_type(r, DIAL9_REC_STACK, st, p, now, flags);
+	return dial9_stack_put_type(r, DIAL9_REC_STACK, st, p, now, flags, 0);
 }

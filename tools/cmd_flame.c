@@ -222,6 +222,9 @@ static int notes(const struct flame *f)
 	if (f->st->lost)
 		fprintf(stderr, "dial9 flame: INCOMPLETE: %" PRIu64 " scheduler records lost (stacks and samples among them; dial9 sched lists the windows)\n",
 			f->st->lost);
+	if (f->on_cpu && s->samples_missed)
+		fprintf(stderr, "dial9 flame: INCOMPLETE: the sampling timers fired too late for %" PRIu64 " periods (interrupts off): CPU time the samples do not show\n",
+			s->samples_missed);
 	if (f->on_cpu && !s->nsamples) {
 		fprintf(stderr, "dial9 flame: no CPU samples in these traces (record with DIAL9_CPU_SAMPLE_HZ, e.g. 99, with dial9.ko or perf)\n");
 		return 1;

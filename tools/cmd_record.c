@@ -248,8 +248,9 @@ int cmd_record(int argc, char **argv)
 		(unsigned long long)st.segments_evicted,
 		cfg.storage == DIAL9_STORAGE_MEMORY ? "memory" : "disk");
 	if (st.cpu_sample_hz)
-		fprintf(stderr, "dial9 record: %llu CPU samples at %u Hz (lost ones are among the records lost)\n",
-			(unsigned long long)st.sched_samples, st.cpu_sample_hz);
+		fprintf(stderr, "dial9 record: %llu CPU samples at %u Hz (lost ones are among the records lost), %llu periods missed by a late timer\n",
+			(unsigned long long)st.sched_samples, st.cpu_sample_hz,
+			(unsigned long long)st.sched_samples_missed);
 	else if (cfg.cpu_sample_hz)
 		fprintf(stderr, "dial9 record: no CPU samples: %s cannot take them here (dial9 info shows why)\n",
 			st.sched_backend);

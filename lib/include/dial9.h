@@ -318,6 +318,9 @@ struct dial9_stats {
 	uint64_t sched_samples;
 	uint32_t cpu_sample_hz;    /* the rate taken; 0: none (sched_note) */
 	uint32_t reserved_samples; /* 0 */
+	/* Sampling periods dial9.ko's timer fired too late for (interrupts
+	 * off longer than a period): CPU time the samples do not show. */
+	uint64_t sched_samples_missed;
 };
 
 /*

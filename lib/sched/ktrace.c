@@ -85,11 +85,15 @@ static const struct dial9_field f_stack[] = {
 	{ "truncated", DIAL9_BOOL }, { "frames", DIAL9_BYTES },
 	{ "waker", DIAL9_BOOL },
 };
-/* an on-CPU sample: frames as sched.stack's; period_ns of CPU time */
+/*
+ * an on-CPU sample: frames as sched.stack's; period_ns of CPU time;
+ * missed: periods the CPU's timer skipped since its previous sample
+ */
 static const struct dial9_field f_sample[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
 	{ "truncated", DIAL9_BOOL }, { "frames", DIAL9_BYTES },
 	{ "in_kernel", DIAL9_BOOL }, { "period_ns", DIAL9_U64 },
+	{ "missed", DIAL9_U64 },
 };
 static const struct dial9_field f_mapping[] = {
 	{ "pid", DIAL9_U64 }, { "start", DIAL9_U64 }, { "end", DIAL9_U64 },
@@ -114,7 +118,7 @@ static const struct {
 	[KT_UNFOLLOWED] = { "sched.unfollowed", f_unfollowed, 3 },
 	[KT_STACK] = { "sched.stack", f_stack, 6 },
 	[KT_MAPPING] = { "sched.mapping", f_mapping, 6 },
-	[KT_SAMPLE] = { "sched.sample", f_sample, 7 },
+	[KT_SAMPLE] = { "sched.sample", f_sample, 8 },
 };
 
 int d9_ktrace_begin(struct d9_ktrace *kt)
@@ -175,7 +179,7 @@ static int add_stack(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 	const struct dial9_rec_stack *st = (const void *)h;
 	uint64_t frames[DIAL9_STACK_MAX_DEPTH];
 	bool sample = h->type == DIAL9_REC_SAMPLE;
-	struct dial9_value v[7];
+	struct dial9_value v[8];
 	uint32_t nr;
 
 	if (h->size < sizeof(*st))
@@ -197,8 +201,11 @@ static int add_stack(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 	v[5].type = DIAL9_BOOL;
 	v[5].b = h->flags & (sample ? DIAL9_SAMPLE_KERNEL : DIAL9_STACK_WAKER);
 	v[6] = dial9_u64(kt->sample_period_ns);
-	if (sample)
+	v[7] = dial9_u64(st->reserved);
+	if (sample) {
 		kt->samples++;
+		kt->samples_missed += st->reserved;
+	}
 	return emit_values(kt, sample ? KT_SAMPLE : KT_STACK, h->time_ns, v);
 }
 

@@ -65,6 +65,7 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 	f->waker_stack = f->kind == SK_STACK ?
 			 dial9_schema_field_index(s, "waker") : -1;
 	f->period = dial9_schema_field_index(s, "period_ns");
+	f->missed = dial9_schema_field_index(s, "missed");
 	f->start = dial9_schema_field_index(s, "start");
 	f->end = dial9_schema_field_index(s, "end");
 	f->offset = dial9_schema_field_index(s, "offset");
@@ -201,7 +202,8 @@ int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 				pid, r->values[f->frames].str.ptr,
 				r->values[f->frames].str.len / sizeof(uint64_t),
 				d9_sched_fbool(r, f->truncated),
-				d9_sched_fu64(r, f->period));
+				d9_sched_fu64(r, f->period),
+				d9_sched_fu64(r, f->missed));
 	case SK_MAPPING:
 		if (!st->stacks || f->path < 0 ||
 		    r->values[f->path].type != DIAL9_STR)

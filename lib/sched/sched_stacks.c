@@ -56,7 +56,8 @@ static int put_ips(struct sched_stacks *s, struct sched_stack *st,
 
 int d9_sched_stacks_sample(struct sched_stacks *s, uint32_t src, uint64_t ts,
 			   uint32_t tid, uint32_t pid, const void *frames,
-			   size_t n, bool truncated, uint64_t period_ns)
+			   size_t n, bool truncated, uint64_t period_ns,
+			   uint64_t missed)
 {
 	struct sched_stack st = { .src = src, .tid = tid, .pid = pid,
 				  .ts = ts, .end = ts + period_ns,
@@ -66,6 +67,7 @@ int d9_sched_stacks_sample(struct sched_stacks *s, uint32_t src, uint64_t ts,
 		    sizeof(*s->samples)) || put_ips(s, &st, frames, n))
 		return -ENOMEM;
 	s->samples[s->nsamples++] = st;
+	s->samples_missed += missed;
 	return 0;
 }
 

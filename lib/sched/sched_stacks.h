@@ -34,6 +34,7 @@ struct sched_stacks {
 	/* on-CPU samples, in the trace's order: end - ts is their period */
 	struct sched_stack *samples;
 	size_t nsamples, samples_cap;
+	uint64_t samples_missed;	/* periods the timers skipped */
 	uint64_t *ips;
 	size_t nips, ips_cap;
 	struct sched_mapping *maps;
@@ -62,10 +63,14 @@ void d9_sched_stacks_free(struct sched_stacks *s);
 int d9_sched_stacks_add(struct sched_stacks *s, uint32_t src, uint64_t ts,
 			uint32_t tid, uint32_t pid, const void *frames,
 			size_t n, bool truncated);
-/* An on-CPU sample standing for @period_ns of CPU time; -ENOMEM. */
+/*
+ * An on-CPU sample standing for @period_ns of CPU time, after @missed
+ * periods its CPU's timer skipped; -ENOMEM.
+ */
 int d9_sched_stacks_sample(struct sched_stacks *s, uint32_t src, uint64_t ts,
 			   uint32_t tid, uint32_t pid, const void *frames,
-			   size_t n, bool truncated, uint64_t period_ns);
+			   size_t n, bool truncated, uint64_t period_ns,
+			   uint64_t missed);
 /*
  * Thread (@src, @tid) was switched in at @ts: its open stack's end (the
  * off-CPU time it stands for).  Fed in time order, before any lookup.

@@ -38,7 +38,7 @@ static inline uint64_t hot_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static __attribute__((noinline, noclone)) void spin(struct hot *h,
+static __attribute__((noinline, noclone, unused)) void spin(struct hot *h,
 						    unsigned int ms)
 {
 	uint64_t end = hot_cpu_ns() + (uint64_t)ms * 1000000ull;

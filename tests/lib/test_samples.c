@@ -52,6 +52,7 @@ static void sample_record_reads_back_with_its_period(void **state)
 	s.r.tid = 43;
 	s.r.tgid = 42;
 	s.r.nr = 2;
+	s.r.reserved = 3;		/* missed */
 	memcpy(s.ips, ips, sizeof(ips));
 	assert_int_equal(dial9_encoder_new(&kt.enc), 0);
 	assert_int_equal(d9_ktrace_begin(&kt), 0);
@@ -61,6 +62,7 @@ static void sample_record_reads_back_with_its_period(void **state)
 	assert_int_equal(d9_ktrace_add(&kt, &s.r.hdr), -EPROTO);
 	assert_int_equal(d9_ktrace_end(&kt, &data, &len), 0);
 	assert_int_equal(kt.samples, 1);
+	assert_int_equal(kt.samples_missed, 3);
 
 	d9_sched_stats_init(&st);
 	assert_int_equal(d9_sched_stats_want_stacks(&st), 0);
@@ -68,6 +70,7 @@ static void sample_record_reads_back_with_its_period(void **state)
 	/* a sample is not a switch-out stack */
 	assert_int_equal(st.stacks->n, 0);
 	assert_int_equal(st.stacks->nsamples, 1);
+	assert_int_equal(st.stacks->samples_missed, 3);
 	sk = &st.stacks->samples[0];
 	assert_int_equal(sk->tid, 43);
 	assert_int_equal(sk->pid, 42);

@@ -329,6 +329,7 @@ static const struct dial9_field f_sample[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
 	{ "truncated", DIAL9_BOOL }, { "frames", DIAL9_BYTES },
 	{ "in_kernel", DIAL9_BOOL }, { "period_ns", DIAL9_U64 },
+	{ "missed", DIAL9_U64 },
 };
 
 /*
@@ -339,9 +340,9 @@ static void s_frames(struct dial9_encoder *e, int type, double t,
 		     uint64_t tid, const uint64_t *ips, size_t n)
 {
 	uint8_t frames[32 * 8];
-	struct dial9_value v[7] = {
+	struct dial9_value v[8] = {
 		dial9_u64(tid), dial9_u64(tid), dial9_u64(0), dial9_bool(false),
-		{ 0 }, dial9_bool(false), dial9_u64(10101010),
+		{ 0 }, dial9_bool(false), dial9_u64(10101010), dial9_u64(t == 40),
 	};
 
 	for (size_t i = 0; i < n; i++)
@@ -560,7 +561,7 @@ static int sched_cases(const char *dir)
 	sched_begin(e, NULL, NULL);
 	CHECK(dial9_encoder_schema(e, S_STACK, DIAL9_KIND_INSTANT, "sched.stack", 5, f_stack));
 	CHECK(dial9_encoder_schema(e, S_MAP, DIAL9_KIND_INSTANT, "sched.mapping", 6, f_map));
-	CHECK(dial9_encoder_schema(e, S_SAMPLE, DIAL9_KIND_INSTANT, "sched.sample", 7, f_sample));
+	CHECK(dial9_encoder_schema(e, S_SAMPLE, DIAL9_KIND_INSTANT, "sched.sample", 8, f_sample));
 	s_map(e, 0, 900, 0x400000, 0x401000, 0, "/usr/bin/app");
 	s_inx(e, 0, 900, 0, 0, 0, 0, 0);
 	s_inx(e, 0, 901, 1, 0, 0, 0, 0);

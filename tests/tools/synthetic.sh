@@ -180,6 +180,9 @@ for a in "--from x" "--to 1.2.3" "--from +" "--to 1.0000000001"; do
 	"$D9" flame $a "$S" > /dev/null 2>&1 || rc=$?
 	[ "$rc" = 2 ] || bad "flame $a: exit $rc, not 2"
 done
+"$D9" flame --on-cpu "$S" 2>&1 >/dev/null |
+	grep -q 'INCOMPLETE: the sampling timers fired too late for 1 periods' ||
+	bad "flame --on-cpu: the missed period is not said"
 rc=0
 "$D9" flame --on-cpu "$B/sched/stacks" > /dev/null 2> "$B/sched/flame.err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'no CPU samples in these traces' "$B/sched/flame.err" ||

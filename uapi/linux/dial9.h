@@ -182,7 +182,9 @@ struct dial9_ring_stats {
 	__u64 targets_dropped;	/* children not followed: target table full */
 	/* Processes followed now (session-wide, like targets_dropped). */
 	__u64 targets;
-	__u64 reserved[2];
+	/* DIAL9_FEAT_SAMPLES: periods its sampling timer fired too late for */
+	__u64 samples_missed;
+	__u64 reserved[1];
 };
 #define DIAL9_RING_STATS_SIZE_VER0	64
 
@@ -418,7 +420,7 @@ struct dial9_rec_stack {
 	__u32 tid;
 	__u32 tgid;
 	__u32 nr;		/* addresses in ips[] */
-	__u32 reserved;		/* zero */
+	__u32 reserved;		/* STACK: zero; SAMPLE: missed (below) */
 	__u64 ips[];		/* user addresses, innermost first */
 };
 
@@ -434,9 +436,12 @@ struct dial9_rec_stack {
  * records.  The walk and its limits are those of STACK records; samples
  * of tasks with no user stack (kernel threads, io_uring workers) are not
  * written.  A sample that does not fit the ring is lost and counted like
- * any record.  Ticks the timer missed (interrupts off for longer than a
- * period) are not made up: each SAMPLE stands for one period of CPU time
- * (1e9 / sample_hz ns).
+ * any record.  Each SAMPLE stands for one period of CPU time (1e9 /
+ * sample_hz ns); periods the timer fired too late for (interrupts off for
+ * longer than a period) are not made up, but counted: the rec_stack's
+ * reserved field of a SAMPLE is "missed", the periods the CPU's timer
+ * skipped since its previous SAMPLE record (of whichever task), and
+ * dial9_ring_stats.samples_missed their total.
  */
 #define DIAL9_SAMPLE_MAX_HZ	1000
 #define DIAL9_SAMPLE_KERNEL	(1U << 2)	/* in the kernel when sampled */
