@@ -48,7 +48,7 @@ TEST_TARGETS := test-kmod test-stock test-dkms check \
 	test-kmod-6.12 test-stock-6.12 test-dkms-6.12 check-6.12 test-packages
 
 .PHONY: all deps module examples test test-kmod test-stock test-dkms check demo clean fuzz-kmod \
-	bench-sched bench-stacks bench-product \
+	bench-sched bench-stacks bench-profile bench-product \
 	bench-e2e-vm
 
 all: module examples
@@ -273,6 +273,25 @@ bench-stacks: deps module $(BUILD)/tests/vm/exit $(BUILD)/bench/dial9-libpairs \
 		--file bench/kmod/stacks.sh \
 		--demo "sh /bin/stacks.sh $(STACKS_ROUNDS) $(STACKS_REPS)" \
 		--out $(BUILD)/bench-stacks | grep -E '^STACKBENCH|^# '
+
+# The CPU profile's cost: a spinning dial9-spin with samples off, at 99
+# and 999 Hz, from dial9.ko and from perf; one vCPU, -icount
+# (bench/kmod/profile.sh).
+PROFILE_ITERS ?= 2000
+PROFILE_REPS ?= 3
+$(BUILD)/bench/dial9-spin: bench/kmod/spin.c tests/kmod/hot_chain.h \
+		$(LIB_A) lib/include/dial9.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -fno-omit-frame-pointer -Ilib/include -pthread \
+		-o $@ $< $(LIB_A) $(LIB_LDLIBS)
+
+bench-profile: deps module $(BUILD)/tests/vm/exit $(BUILD)/bench/dial9-spin
+	@set -o pipefail; DIAL9_VM_TIMEOUT=1500 tests/vm/run.sh \
+		--kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) --icount \
+		--mem 2048 --smp 1 --file $(BUILD)/bench/dial9-spin \
+		--file bench/kmod/profile.sh \
+		--demo "sh /bin/profile.sh $(PROFILE_ITERS) $(PROFILE_REPS)" \
+		--out $(BUILD)/bench-profile | grep -E '^PROF|^# '
 
 bench-sched: deps module $(BUILD)/tests/vm/exit $(SCHED_BENCH) \
 		$(BUILD)/bench/dial9-libpairs $(BUILD)/bench/dial9-idle $(VM_DIAL9)
