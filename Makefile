@@ -270,6 +270,8 @@ bench-stacks: deps module $(BUILD)/tests/vm/exit $(BUILD)/bench/dial9-libpairs \
 		--kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) --icount \
 		--mem 2048 --smp 1 --file $(BUILD)/bench/dial9-libpairs \
 		--file $(BUILD)/bench/dial9-libpairs-fp --file $(VM_DIAL9) \
+		--bin /usr/bin/perf --bin /usr/bin/bpftrace \
+		--tree /usr/lib/x86_64-linux-gnu/traceevent \
 		--file bench/kmod/stacks.sh \
 		--demo "sh /bin/stacks.sh $(STACKS_ROUNDS) $(STACKS_REPS)" \
 		--out $(BUILD)/bench-stacks | grep -E '^STACKBENCH|^# '

@@ -205,15 +205,19 @@ $(TOOLS_T)/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) $(LIB_HDRS) \
 	$(CC) $(LIB_CPPFLAGS) -std=gnu11 -O1 -g $(WARN) $(ASAN_FLAGS) \
 		-o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS) $(TOOL_LDLIBS)
 
-$(TOOLS_T)/mktrace: tests/tools/mktrace.c lib/include/dial9.h $(LIB_A)
+# mktrace_stacks.c reads build-ids as the library does (sched/sched.h).
+$(TOOLS_T)/mktrace: tests/tools/mktrace.c tests/tools/mktrace_stacks.c \
+		tests/tools/mktrace_samples.c tests/tools/mktrace.h \
+		lib/include/dial9.h $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE -Ilib/include \
-		-o $@ $< $(LIB_A) $(LIB_LDLIBS)
+	$(CC) -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE -Ilib/include -Ilib -Iuapi \
+		-o $@ tests/tools/mktrace.c tests/tools/mktrace_stacks.c \
+		tests/tools/mktrace_samples.c $(LIB_A) $(LIB_LDLIBS)
 
 .PHONY: test-tools
 test-tools: $(TOOLS_T)/dial9 $(TOOLS_T)/mktrace
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	$(RUN_TESTS) test-tools -t 120 $(foreach s,synthetic recorded inputs,\
+	$(RUN_TESTS) test-tools -t 120 $(foreach s,synthetic recorded inputs symbols,\
 		"$(s): tests/tools/$(s).sh $(TOOLS_T)")
 
 # ---- the S3-compatible server of the upload tests (tests/lib/s3_test.h):
@@ -340,6 +344,25 @@ bench-idle: $(BENCH_B)/dial9-idle $(if $(BENCH_LTTNG),$(BENCH_B)/lttng_bench)
 	@echo "bench: the idle recorder on the host, $(BENCH_IDLE_SECS) s each (log: $(BENCH_LOGS)/idle-host.log)"
 	@set -o pipefail; bench/idle-host.sh $(BENCH_B) $(BENCH_IDLE_SECS) \
 		| tee $(BENCH_LOGS)/idle-host.log | grep -E '^BENCH(-INFO)? '
+
+# Naming stack frames (bench/syms-bench.sh): time and memory per distinct
+# address on a generated program of BENCH_SYMS_FUNCS functions (.symtab,
+# then stripped with a debug file) and the largest libLLVM here (.dynsym).
+BENCH_SYMS_FUNCS ?= 100000
+BENCH_SYMS_ADDRS ?= 10000
+
+.PHONY: bench-syms
+bench-syms: $(BENCH_B)/syms_bench
+	@mkdir -p $(BENCH_LOGS)
+	@set -o pipefail; bench/syms-bench.sh $(BENCH_B) $(BENCH_SYMS_FUNCS) \
+		$(BENCH_SYMS_ADDRS) | tee $(BENCH_LOGS)/syms.log
+
+$(BENCH_B)/syms_bench: bench/syms_bench.c tools/symbols.c tools/symbols_elf.c \
+		tools/symbols.h tools/symbols_elf.h $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CPPFLAGS) -Itools -std=gnu11 -O2 -g $(WARN) -o $@ \
+		bench/syms_bench.c tools/symbols.c tools/symbols_elf.c $(LIB_A) \
+		$(LIB_LDLIBS) $(TOOL_LDLIBS)
 
 $(BENCH_B)/dial9-idle: bench/idle.c $(LIB_A) lib/include/dial9.h
 	@mkdir -p $(dir $@)

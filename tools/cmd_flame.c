@@ -28,7 +28,6 @@
 #include "sched/sched_stacks.h"
 #include "sched_report.h"
 #include "symbols.h"
-#include "timeline.h"
 
 static void usage(FILE *out)
 {
@@ -80,58 +79,33 @@ static int parse_secs(const char *s, uint64_t *ns, bool *rel)
 	return 0;
 }
 
-/* The source of @st with @host and @boot (a timeline's), or -1. */
-static long same_source(const struct sched_stats *st, const char *host,
-			const char *boot)
-{
-	for (size_t i = 0; i < st->nsrcs; i++) {
-		const struct sched_source *s = &st->srcs[i];
-
-		if (!strcmp(s->host ? s->host : "", host ? host : "") &&
-		    !strcmp(s->boot_id ? s->boot_id : "", boot ? boot : ""))
-			return (long)i;
-	}
-	return -1;
-}
-
 /*
- * The times the application span f->span was open on each thread, from
- * the timeline of the same traces (which pairs spans); 0 or 1 after a
- * message.
+ * The times the application span f->span was open on each thread (the
+ * library pairs them, sched_spans.h); 0 or 1 after a message.
  */
-static int load_spans(struct flame *f, char **paths, int n)
+static int span_times(struct flame *f)
 {
-	struct timeline tl;
+	struct sched_spans *sp = f->st->spans;
 	size_t found = 0;
-	int ret = 0;
+	int err = 0;
 
-	if (tl_load(&tl, paths, n, "flame", 0)) {
-		tl_free(&tl);
-		return 1;
-	}
-	for (size_t i = 0; !ret && i < tl.n_spans; i++) {
-		const struct tl_span *sp = &tl.spans[i];
-		const struct tl_thread *t = &tl.threads[sp->thread];
-		const struct sched_source *s;
-		long src;
+	d9_sched_spans_at(sp, 0, 0, 0, &err);	/* pairs them */
+	for (size_t i = 0; !err && i < sp->n; i++) {
+		const struct sched_span *s = &sp->v[i];
 
-		if (strcmp(tl_str(&tl, sp->name), f->span))
+		if (strcmp(d9_sched_span_name(sp, s), f->span))
 			continue;
 		found++;
-		s = t->src < tl.st.nsrcs ? &tl.st.srcs[t->src] : NULL;
-		src = same_source(f->st, s ? s->host : NULL,
-				  s ? s->boot_id : NULL);
-		if (src >= 0 && flame_span_add(f, (uint32_t)src, t->tid,
-					       sp->start, sp->end))
-			ret = 1;
+		err = flame_span_add(f, s->src, s->tid, s->start, s->end);
 	}
-	if (ret)
+	if (err) {
 		fprintf(stderr, "dial9 flame: out of memory\n");
-	else if (!found)
+		return 1;
+	}
+	if (!found)
 		fprintf(stderr, "dial9 flame: no span named '%s' in these traces\n",
 			f->span);
-	tl_free(&tl);
-	return ret;
+	return 0;
 }
 
 struct args {
@@ -257,7 +231,8 @@ int cmd_flame(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	d9_sched_stats_init(&st);
-	if (d9_sched_stats_want_stacks(&st)) {
+	if (d9_sched_stats_want_stacks(&st) ||
+	    (f.span && d9_sched_stats_want_spans(&st))) {
 		fprintf(stderr, "dial9 flame: out of memory\n");
 		return 1;
 	}
@@ -279,9 +254,9 @@ int cmd_flame(int argc, char **argv)
 			rc = 1;
 	}
 	cli_progress_done();
-	if (!rc && f.span)
-		rc = load_spans(&f, paths, n);
 	cli_free_paths(paths, n);
+	if (!rc && f.span)
+		rc = span_times(&f);
 	window(&f, &a);
 	if (!rc && flame_fold(&f)) {
 		fprintf(stderr, "dial9 flame: out of memory\n");

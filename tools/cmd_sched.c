@@ -232,9 +232,12 @@ static void usage(FILE *out)
 		"idle task as one each), with the time and the number of waits.\n"
 		"--explain: each delay of --min-delay or more (default 1000 us):\n"
 		"when, on which CPU, preempted or woken and by whom, what ran on\n"
-		"that CPU meanwhile, how long another CPU was idle meanwhile, and\n"
-		"the stack it left the CPU with (traces with DIAL9_SCHED_STACKS=1),\n"
-		"its frames named from the files here (--no-symbols: offsets only).\n"
+		"that CPU meanwhile, how long another CPU was idle meanwhile, the\n"
+		"application span open on the thread, the stack it left the CPU\n"
+		"with and its waker's (traces with DIAL9_SCHED_STACKS=1), the\n"
+		"frames named from the files here, their debug files\n"
+		"(DIAL9_DEBUG_DIR, default /usr/lib/debug) and perf JIT maps\n"
+		"(DIAL9_PERF_MAP_DIR, default /tmp); --no-symbols: offsets only.\n"
 		"--live prints each delay above --threshold (default 10000 us) as it\n"
 		"happens and the report on Ctrl-C.\n");
 }
@@ -307,7 +310,8 @@ int cmd_sched(int argc, char **argv)
 	d9_sched_stats_init(&st);
 	if (((ro.culprits || ro.explain) &&
 	     d9_sched_stats_want_culprits(&st)) ||
-	    (ro.explain && d9_sched_stats_want_stacks(&st))) {
+	    (ro.explain && (d9_sched_stats_want_stacks(&st) ||
+			    d9_sched_stats_want_spans(&st)))) {
 		fprintf(stderr, "dial9 sched: out of memory\n");
 		return 1;
 	}

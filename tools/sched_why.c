@@ -136,13 +136,31 @@ static const struct sched_stack *wait_stack(struct sched_stats *st,
 				      st->threads[w->thread].tid, w->end);
 }
 
-static void stack_json(struct sched_stats *st, const struct sched_wait *w,
-		       FILE *out)
+/* The stack of @w's waker as it woke the thread, or NULL. */
+static const struct sched_stack *waker_stack(struct sched_stats *st,
+					     const struct sched_wait *w)
 {
-	const struct sched_stack *sk = wait_stack(st, w);
+	if (!w->info.waker_known || w->info.waker_irq || !w->info.waker_tid)
+		return NULL;
+	return d9_sched_stacks_waker(st->stacks, w->src, w->info.waker_tid,
+				     w->info.wake_ts);
+}
+
+/* The application span open on @w's thread as the wait began, or NULL. */
+static const struct sched_span *wait_span(struct sched_stats *st,
+					  const struct sched_wait *w)
+{
+	return d9_sched_spans_at(st->spans, w->src, st->threads[w->thread].tid,
+				 w->end - w->info.delay_ns, NULL);
+}
+
+/* ,"@key":[frames] or null */
+static void stack_json(struct sched_stats *st, const struct sched_stack *sk,
+		       const char *key, FILE *out)
+{
 	char frame[300];
 
-	fputs(",\"stack\":", out);
+	fprintf(out, ",\"%s\":", key);
 	if (!sk) {
 		fputs("null", out);
 		return;
@@ -157,20 +175,47 @@ static void stack_json(struct sched_stats *st, const struct sched_wait *w,
 	fputc(']', out);
 }
 
-static void stack_text(struct sched_stats *st, const struct sched_wait *w,
-		       FILE *out)
+/* @what's stack (at @sk's time): then its frames, a line each */
+static void stack_text(struct sched_stats *st, const struct sched_stack *sk,
+		       const char *what, FILE *out)
 {
-	const struct sched_stack *sk = wait_stack(st, w);
 	char frame[300];
 
 	if (!sk)
 		return;
-	fprintf(out, "    stack at its switch-out (%.6f s)%s:\n", sk->ts / 1e9,
+	fprintf(out, "    %s (%.6f s)%s:\n", what, sk->ts / 1e9,
 		sk->truncated ? ", cut at the depth limit" : "");
 	for (uint32_t i = 0; i < sk->n; i++) {
 		d9_sched_stacks_frame(st->stacks, sk, i, frame, sizeof(frame));
 		fprintf(out, "      #%-2u %s\n", i, frame);
 	}
+}
+
+static void span_json(struct sched_stats *st, const struct sched_wait *w,
+		      FILE *out)
+{
+	const struct sched_span *sp = wait_span(st, w);
+	const char *name;
+
+	fputs(",\"span\":", out);
+	if (!sp) {
+		fputs("null", out);
+		return;
+	}
+	name = d9_sched_span_name(st->spans, sp);
+	fputs("{\"name\":", out);
+	cli_json_str(out, name, strlen(name));
+	fprintf(out, ",\"start_ns\":%" PRIu64 "}", sp->start);
+}
+
+static void span_text(struct sched_stats *st, const struct sched_wait *w,
+		      FILE *out)
+{
+	const struct sched_span *sp = wait_span(st, w);
+
+	if (sp)
+		fprintf(out, "    in span %s (since %.6f s)\n",
+			d9_sched_span_name(st->spans, sp), sp->start / 1e9);
 }
 
 static void delay_json(struct explain *x, const struct sched_explained *e)
@@ -197,7 +242,9 @@ static void delay_json(struct explain *x, const struct sched_explained *e)
 		fprintf(x->out, ",\"ns\":%" PRIu64 "}", e->ran[i].ns);
 	}
 	fprintf(x->out, "],\"idle_elsewhere_ns\":%" PRIu64, e->idle);
-	stack_json(x->st, w, x->out);
+	span_json(x->st, w, x->out);
+	stack_json(x->st, wait_stack(x->st, w), "stack", x->out);
+	stack_json(x->st, waker_stack(x->st, w), "waker_stack", x->out);
 	fputc('}', x->out);
 }
 
@@ -325,7 +372,11 @@ int sched_explain_text(struct sched_stats *st, uint64_t min_ns, size_t max,
 		}
 		fprintf(out, "%s; another CPU idle meanwhile: %.3f ms\n",
 			e->nran ? "" : " nothing recorded", e->idle / 1e6);
-		stack_text(st, w, out);
+		span_text(st, w, out);
+		stack_text(st, wait_stack(st, w), "stack at its switch-out",
+			   out);
+		stack_text(st, waker_stack(st, w), "its waker's stack as it "
+			   "woke it", out);
 	}
 	sched_explained_free(x.v, x.n);
 	return ret;

@@ -1,255 +1,536 @@
 // SPDX-License-Identifier: MIT
 /*
- * symbols.c - names for the frames of a trace's stacks, from the ELF
- * files their mappings name, read here with libelf (symbols.h).
+ * symbols.c - names for the frames of a trace's stacks (symbols.h): which
+ * image names the frames of each object, found once per object, and the
+ * note that says why an object's frames have no names.
  *
- * A frame is a file offset in a mapped object.  The object's PT_LOAD
- * segment holding that offset gives its address in the object (which is
- * what symbols are in, for executables, PIE and shared libraries alike),
- * and .symtab, or .dynsym where the file is stripped, the function there.
- * Each file is read once; a file that cannot be read (gone, not a regular
- * file, not ELF, no symbols) is remembered with the reason, and its
- * frames stay object+0xoffset.
+ * A frame is a file offset in a mapped object; the object's PT_LOAD
+ * segment holding that offset gives its address in the object (what
+ * symbols are in, for executables, PIE and shared libraries alike:
+ * the load bias is the mapping's, which the offset already took off).
+ *  - A file: the file the mapping names, if it is the one recorded (the
+ *    same build-id), with its .symtab; stripped, .symtab from its debug
+ *    file: DEBUG/.build-id/xx/yyyy.debug (the same build-id), then its
+ *    .gnu_debuglink name (the CRC-32 it records) in the file's
+ *    directory, its .debug/ and DEBUG/DIR/; else its .dynsym.
+ *  - [vdso]: an image of the recorded build-id: DEBUG/.build-id, this
+ *    process's own vDSO, the kernel's vdso64.so under /lib/modules and
+ *    DEBUG/lib/modules.
+ *  - Outside every mapping (JIT code is in anonymous ones): the
+ *    process's perf map, MAPDIR/perf-PID.map ("START SIZE name" lines).
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
+#include <zlib.h>
+#include <elf.h>
 
 #include "cli.h"
 #include "common/grow.h"
+#include "sched/sched_stacks.h"
 #include "symbols.h"
+#include "symbols_elf.h"
 
-struct sym {
-	uint64_t addr, size;
-	char *name;
-};
+enum { OBJ_FILE, OBJ_VDSO, OBJ_JIT, OBJ_OTHER };
 
-struct load {
-	uint64_t off, filesz, vaddr;
-};
-
-struct elf_file {
-	char *path;
-	const char *why;		/* why it has no names, or NULL */
-	struct sym *syms;
-	size_t nsyms, syms_cap;
-	struct load *loads;
-	size_t nloads, loads_cap;
+struct sym_obj {
+	int kind;
+	char *path;			/* file, "[vdso]" or the JIT map */
+	uint32_t pid;			/* OBJ_JIT */
+	uint8_t id[SYM_BUILD_ID_MAX];	/* recorded build-id */
+	size_t idlen;
+	struct sym_table t;
+	char why[768];			/* why it names nothing, or "" */
+	char partial[256];		/* why some frames may lack names */
 	uint64_t misses;		/* frames it could not name */
 };
 
-static int by_addr(const void *pa, const void *pb)
+static void __attribute__((format(printf, 2, 3)))
+set_why(struct sym_obj *o, const char *fmt, ...)
 {
-	const struct sym *a = pa, *b = pb;
+	va_list ap;
 
-	return a->addr < b->addr ? -1 : a->addr > b->addr;
+	va_start(ap, fmt);
+	vsnprintf(o->why, sizeof(o->why), fmt, ap);
+	va_end(ap);
 }
 
-/* The function symbols of section @scn into @f; -ENOMEM. */
-static int read_syms(struct elf_file *f, Elf *elf, Elf_Scn *scn,
-		     const GElf_Shdr *sh)
+/*
+ * @path opened for reading if it is a regular file, else -1 and *@why.
+ * A path from a trace, maybe hostile: no device is opened (its open can
+ * have effects), nor a FIFO put there since (no blocking); links are
+ * followed (a library is often one).
+ */
+static int open_regular(const char *path, const char **why)
 {
-	Elf_Data *d = elf_getdata(scn, NULL);
-	size_t n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
+	struct stat sb;
+	int fd;
 
-	for (size_t i = 0; d && i < n; i++) {
-		GElf_Sym s;
-		const char *name;
+	if (stat(path, &sb)) {
+		*why = errno == ENOENT ? "no such file here" : "cannot be read";
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		*why = "not a regular file";
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		*why = "cannot be read";
+		return -1;
+	}
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		*why = "not a regular file";
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
 
-		if (!gelf_getsym(d, (int)i, &s) || !s.st_value ||
-		    s.st_shndx == SHN_UNDEF ||
-		    (GELF_ST_TYPE(s.st_info) != STT_FUNC &&
-		     GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC))
+static bool id_is(const uint8_t *id, size_t len, const struct sym_elf_info *in)
+{
+	return len && in->build_id_len == len && !memcmp(in->build_id, id, len);
+}
+
+static bool same_id(const struct sym_obj *o, const struct sym_elf_info *in)
+{
+	return id_is(o->id, o->idlen, in);
+}
+
+/* The CRC-32 of the file on @fd (zlib's: .gnu_debuglink's). */
+static bool file_crc(int fd, uint32_t *crc)
+{
+	unsigned char buf[65536];
+	uLong c = crc32(0, Z_NULL, 0);
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		c = crc32(c, buf, (uInt)n);
+	*crc = (uint32_t)c;
+	return n == 0;
+}
+
+/* Why a debug file candidate was not taken, kept for the note. */
+static void debug_note(char *note, size_t len, const char *path,
+		       const char *why)
+{
+	size_t at = strlen(note);
+
+	snprintf(note + at, len - at, "%s%s: %s", at ? "; " : "", path, why);
+}
+
+/*
+ * Debug file @path for @o, checked by build-id @id (@crc NULL) or CRC:
+ * its .symtab into o->t; 0 taken, 1 not (why in @note), -ENOMEM.
+ */
+static int try_debug(struct sym_obj *o, const char *path, const uint8_t *id,
+		     size_t idlen, const uint32_t *crc, char *note, size_t len)
+{
+	struct sym_table d = { 0 };
+	struct sym_elf_info info;
+	const char *why;
+	uint32_t got;
+	int fd, ret;
+
+	fd = open_regular(path, &why);
+	if (fd < 0)
+		return 1;	/* looked for, not there: the usual case */
+	if (crc && (!file_crc(fd, &got) || got != *crc)) {
+		close(fd);
+		debug_note(note, len, path, "its CRC is not the debuglink's");
+		return 1;
+	}
+	ret = sym_elf_read(&d, fd, NULL, 0, SYM_SYMTAB, &info, &why);
+	close(fd);
+	if (!ret && !crc && !id_is(id, idlen, &info))
+		why = "another build-id";
+	else if (!ret && !d.nsyms)
+		why = "no function symbols";
+	else if (!ret) {
+		/* its names, the file's segments */
+		free(o->t.syms);
+		o->t.syms = d.syms;
+		o->t.nsyms = d.nsyms;
+		o->t.syms_cap = d.syms_cap;
+		free(d.loads);
+		return 0;
+	}
+	sym_table_free(&d);
+	if (ret < 0)
+		return ret;
+	debug_note(note, len, path, why);
+	return 1;
+}
+
+/* DEBUG/.build-id/xx/yyyy.debug of build-id @id. */
+static void build_id_path(const struct cli_syms *s, const uint8_t *id,
+			  size_t len, const char *suffix, char *out,
+			  size_t outlen)
+{
+	size_t at = (size_t)snprintf(out, outlen, "%s/.build-id/",
+				     s->debug_dir);
+
+	for (size_t i = 0; i < len && at + 4 < outlen; i++) {
+		at += (size_t)snprintf(out + at, outlen - at, "%02x", id[i]);
+		if (!i && at + 1 < outlen)
+			out[at++] = '/';
+	}
+	snprintf(out + (at < outlen ? at : outlen - 1),
+		 outlen - (at < outlen ? at : outlen - 1), "%s", suffix);
+}
+
+/*
+ * The separate debug file of file @o (stripped, @info read from it) into
+ * o->t; 0 found, 1 not (why in @note), -ENOMEM.
+ */
+static int find_debug(const struct cli_syms *s, struct sym_obj *o,
+		      const struct sym_elf_info *info, char *note, size_t len)
+{
+	char path[4096 + 512], dir[4096];
+	const char *slash = strrchr(o->path, '/');
+	int ret;
+
+	/* the file's build-id is the recorded one, if one was */
+	if (info->build_id_len) {
+		build_id_path(s, info->build_id, info->build_id_len, ".debug",
+			      path, sizeof(path));
+		ret = try_debug(o, path, info->build_id, info->build_id_len,
+				NULL, note, len);
+		if (ret <= 0)
+			return ret;
+	}
+	if (!info->debuglink[0]) {
+		if (!*note)
+			snprintf(note, len, "none under %s/.build-id, no "
+				 ".gnu_debuglink", s->debug_dir);
+		return 1;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - o->path), o->path);
+	/* beside it, in .debug/ beside it, under DEBUG/ by its directory */
+	for (int i = 0; i < 3; i++) {
+		if (i < 2)
+			snprintf(path, sizeof(path), i ? "%s/.debug/%s" : "%s/%s",
+				 dir, info->debuglink);
+		else
+			snprintf(path, sizeof(path), "%s%s/%s", s->debug_dir,
+				 dir, info->debuglink);
+		ret = try_debug(o, path, NULL, 0, &info->debuglink_crc, note,
+				len);
+		if (ret <= 0)
+			return ret;
+	}
+	if (!*note)
+		snprintf(note, len, "none under %.80s/.build-id, no %.80s beside it, "
+			 "in .debug/ or %.80s%.80s/", s->debug_dir, info->debuglink,
+			 s->debug_dir, dir);
+	return 1;
+}
+
+static int load_file(const struct cli_syms *s, struct sym_obj *o)
+{
+	struct sym_elf_info info;
+	char note[512] = "";
+	const char *why;
+	int fd, ret;
+
+	fd = open_regular(o->path, &why);
+	if (fd < 0) {
+		set_why(o, "%s", why);
+		return 0;
+	}
+	ret = sym_elf_read(&o->t, fd, NULL, 0, SYM_LOADS | SYM_SYMTAB, &info,
+			   &why);
+	if (ret) {
+		close(fd);
+		if (ret > 0)
+			set_why(o, "%s", why);
+		return ret < 0 ? ret : 0;
+	}
+	if (o->idlen && !same_id(o, &info)) {
+		close(fd);
+		set_why(o, "build-id mismatch: the file here is not the one "
+			"the trace recorded");
+		return 0;
+	}
+	ret = o->t.nsyms ? 0 : find_debug(s, o, &info, note, sizeof(note));
+	if (ret == 1 && info.dynsym) {
+		/* its exported functions, at least */
+		ret = sym_elf_read(&o->t, fd, NULL, 0, SYM_DYNSYM, NULL, &why);
+		if (!ret)
+			snprintf(o->partial, sizeof(o->partial),
+				 "stripped to .dynsym, no debug file (%.200s)",
+				 note);
+	}
+	close(fd);
+	if (ret > 0 || (!ret && !o->t.nsyms))
+		set_why(o, "stripped, and no debug file (%s)", note);
+	return ret < 0 ? ret : 0;
+}
+
+/* The image of this process's vDSO: its start and length, or NULL. */
+static const void *own_vdso(size_t *len)
+{
+	const unsigned char *base = (const void *)getauxval(AT_SYSINFO_EHDR);
+	Elf64_Ehdr eh;
+	uint64_t end;
+
+	if (!base)
+		return NULL;
+	memcpy(&eh, base, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phnum > 64)
+		return NULL;
+	/* mapped whole: up to its section headers, after everything */
+	end = eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize;
+	for (unsigned int i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+
+		memcpy(&ph, base + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+		if (ph.p_offset + ph.p_filesz > end)
+			end = ph.p_offset + ph.p_filesz;
+	}
+	if (end > (1u << 20))
+		return NULL;
+	*len = (size_t)end;
+	return base;
+}
+
+/*
+ * vDSO image @path (or @mem) for @o if it has the recorded build-id:
+ * loads and functions (.symtab, else .dynsym) into o->t; 0 taken, 1 not,
+ * -ENOMEM.
+ */
+static int try_vdso(struct sym_obj *o, const char *path, const void *mem,
+		    size_t len)
+{
+	struct sym_elf_info info;
+	const char *why;
+	int fd = -1, ret;
+
+	if (path && (fd = open_regular(path, &why)) < 0)
+		return 1;
+	ret = sym_elf_read(&o->t, fd, mem, len, 0, &info, &why);
+	if (!ret && same_id(o, &info)) {
+		ret = sym_elf_read(&o->t, fd, mem, len, SYM_LOADS | SYM_SYMTAB,
+				   &info, &why);
+		if (!ret && !o->t.nsyms)
+			ret = sym_elf_read(&o->t, fd, mem, len, SYM_DYNSYM,
+					   NULL, &why);
+		if (!ret && !o->t.nsyms)
+			ret = 1;
+	} else if (!ret) {
+		ret = 1;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (ret)
+		sym_table_free(&o->t);
+	return ret;
+}
+
+static int load_vdso(const struct cli_syms *s, struct sym_obj *o)
+{
+	char path[4096];
+	struct utsname u;
+	const void *mem;
+	size_t len = 0;
+	int ret;
+
+	if (!o->idlen) {
+		set_why(o, "the trace has no build-id for it");
+		return 0;
+	}
+	build_id_path(s, o->id, o->idlen, ".debug", path, sizeof(path));
+	if ((ret = try_vdso(o, path, NULL, 0)) <= 0)
+		return ret;
+	mem = own_vdso(&len);
+	if (mem && (ret = try_vdso(o, NULL, mem, len)) <= 0)
+		return ret;
+	if (uname(&u))
+		u.release[0] = '\0';
+	snprintf(path, sizeof(path), "%s/lib/modules/%s/vdso/vdso64.so",
+		 s->debug_dir, u.release);
+	if ((ret = try_vdso(o, path, NULL, 0)) <= 0)
+		return ret;
+	snprintf(path, sizeof(path), "/lib/modules/%s/vdso/vdso64.so",
+		 u.release);
+	if ((ret = try_vdso(o, path, NULL, 0)) <= 0)
+		return ret;
+	set_why(o, "no vDSO image of its build-id here (this kernel's is "
+		"another; none under %s/.build-id or %s/vdso)", s->debug_dir,
+		"/lib/modules/RELEASE");
+	return 0;
+}
+
+/* A perf map: "START SIZE name" per line, hexadecimal. */
+static int load_jit(struct sym_obj *o)
+{
+	const char *why;
+	size_t cap = 0;
+	char *line = NULL;
+	int fd, ret = 0;
+	FILE *f;
+
+	fd = open_regular(o->path, &why);
+	if (fd < 0) {
+		set_why(o, "its perf map %s: %s", o->path, why);
+		return 0;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (!ret && getline(&line, &cap, f) > 0) {
+		unsigned long long start, size;
+		int at = 0;
+
+		if (sscanf(line, "%llx %llx %n", &start, &size, &at) < 2 ||
+		    !at || !size)
 			continue;
-		name = elf_strptr(elf, sh->sh_link, s.st_name);
-		if (!name || !*name)
-			continue;
-		if (d9_grow((void **)&f->syms, &f->syms_cap, f->nsyms + 1,
-			    sizeof(*f->syms)))
-			return -ENOMEM;
-		f->syms[f->nsyms].name = strdup(name);
-		if (!f->syms[f->nsyms].name)
-			return -ENOMEM;
-		f->syms[f->nsyms].addr = s.st_value;
-		f->syms[f->nsyms++].size = s.st_size;
+		line[strcspn(line, "\n")] = '\0';
+		ret = sym_table_add(&o->t, start, size, line + at,
+				    strlen(line + at));
+	}
+	free(line);
+	fclose(f);
+	sym_table_sort(&o->t);
+	if (!ret && !o->t.nsyms)
+		set_why(o, "its perf map %s: no entries", o->path);
+	return ret;
+}
+
+/* The object of frame @f, found and read on first sight; NULL: ENOMEM. */
+static struct sym_obj *obj_of(struct cli_syms *s, const struct sched_frame *f)
+{
+	const struct sched_mapping *m = f->m;
+	char jit[sizeof(s->map_dir) + 32];
+	const char *path = m ? m->path : jit;
+	struct sym_obj *o;
+	int kind, ret;
+
+	if (!m) {
+		kind = OBJ_JIT;
+		snprintf(jit, sizeof(jit), "%s/perf-%u.map", s->map_dir, f->pid);
+	} else {
+		/* "[vsyscall]" and the like are no file */
+		kind = !strcmp(path, "[vdso]") ? OBJ_VDSO :
+		       *path && *path != '[' ? OBJ_FILE : OBJ_OTHER;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		o = &s->v[i];
+		if (o->kind == kind && !strcmp(o->path, path) &&
+		    (!m || (o->idlen == m->build_id_len &&
+			    !memcmp(o->id, m->build_id, o->idlen))) &&
+		    (m || o->pid == f->pid))
+			return o;
+	}
+	if (d9_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
+		return NULL;
+	o = &s->v[s->n];
+	memset(o, 0, sizeof(*o));
+	o->path = strdup(path);
+	if (!o->path)
+		return NULL;
+	s->n++;
+	o->kind = kind;
+	o->pid = f->pid;
+	if (m) {
+		o->idlen = m->build_id_len < sizeof(o->id) ? m->build_id_len :
+			   sizeof(o->id);
+		memcpy(o->id, m->build_id, o->idlen);
+	}
+	switch (kind) {
+	case OBJ_FILE: ret = load_file(s, o); break;
+	case OBJ_VDSO: ret = load_vdso(s, o); break;
+	case OBJ_JIT: ret = load_jit(o); break;
+	default:
+		set_why(o, "not a file");
+		ret = 0;
+	}
+	if (ret)
+		set_why(o, "out of memory");
+	return o;
+}
+
+int cli_syms_lookup(void *ctx, const struct sched_frame *f,
+		    const char **name, uint64_t *within, const char **obj)
+{
+	struct cli_syms *s = ctx;
+	struct sym_obj *o = obj_of(s, f);
+	const struct sym *sym;
+	uint64_t addr = f->ip;
+
+	if (!o)
+		return -ENOMEM;
+	if (o->why[0] || (o->kind != OBJ_JIT &&
+			  !sym_table_addr(&o->t, f->off, &addr)) ||
+	    !(sym = sym_table_find(&o->t, addr))) {
+		o->misses++;
+		return -ENOENT;
+	}
+	*name = sym->name;
+	*within = addr - sym->addr;
+	if (o->kind == OBJ_JIT) {
+		const char *base = strrchr(o->path, '/');
+
+		*obj = base ? base + 1 : o->path;
 	}
 	return 0;
 }
 
-/* Read @f->path: its loadable segments and function symbols; -ENOMEM. */
-static int load_file(struct elf_file *f)
+static void dir_from_env(char *buf, size_t len, const char *env,
+			 const char *dflt)
 {
-	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
-	GElf_Shdr sh, symsh, dynsh;
-	size_t nph = 0;
-	struct stat sb;
-	Elf *elf;
-	int fd, ret = 0;
+	const char *v = getenv(env);
 
-	/*
-	 * A path from a trace, maybe hostile: only a regular file is opened
-	 * (a device's open can have effects), without blocking (a FIFO put
-	 * there since), and checked again once open.  Links are followed:
-	 * a library is often one.
-	 */
-	if (stat(f->path, &sb)) {
-		f->why = errno == ENOENT ? "no such file here" : "cannot be read";
-		return 0;
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		f->why = "not a regular file";
-		return 0;
-	}
-	fd = open(f->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		f->why = "cannot be read";
-		return 0;
-	}
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-		f->why = "not a regular file";
-		close(fd);
-		return 0;
-	}
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph)) {
-		f->why = "not an ELF file";
-		goto out;
-	}
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (d9_grow((void **)&f->loads, &f->loads_cap, f->nloads + 1,
-			    sizeof(*f->loads))) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		f->loads[f->nloads++] = (struct load){ ph.p_offset, ph.p_filesz,
-						       ph.p_vaddr };
-	}
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB && !symtab) {
-			symtab = scn;
-			symsh = sh;
-		} else if (sh.sh_type == SHT_DYNSYM && !dynsym) {
-			dynsym = scn;
-			dynsh = sh;
-		}
-	}
-	/* .symtab has every function; a stripped file keeps .dynsym */
-	if (symtab)
-		ret = read_syms(f, elf, symtab, &symsh);
-	if (!ret && !f->nsyms && dynsym)
-		ret = read_syms(f, elf, dynsym, &dynsh);
-	if (!ret && !f->nsyms)
-		f->why = "no function symbols (stripped)";
-	else if (!ret && !f->nloads)
-		f->why = "not an ELF file";
-	d9_sort(f->syms, f->nsyms, sizeof(*f->syms), by_addr);
-out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return ret;
-}
-
-static struct elf_file *file_of(struct cli_syms *s, const char *path)
-{
-	struct elf_file *f;
-
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->v[i].path, path))
-			return &s->v[i];
-	if (d9_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
-		return NULL;
-	f = &s->v[s->n];
-	memset(f, 0, sizeof(*f));
-	f->path = strdup(path);
-	if (!f->path)
-		return NULL;
-	s->n++;
-	if (load_file(f))
-		f->why = "out of memory";
-	return f;
-}
-
-int cli_syms_lookup(void *ctx, const char *path, uint64_t off,
-		    const char **name, uint64_t *within)
-{
-	struct cli_syms *s = ctx;
-	struct elf_file *f = file_of(s, path);
-	size_t lo = 0, hi;
-	uint64_t addr = 0;
-	bool mapped = false;
-
-	if (!f)
-		return -ENOMEM;
-	if (f->why)
-		goto miss;
-	for (size_t i = 0; i < f->nloads && !mapped; i++)
-		if (off >= f->loads[i].off &&
-		    off - f->loads[i].off < f->loads[i].filesz) {
-			addr = f->loads[i].vaddr + (off - f->loads[i].off);
-			mapped = true;
-		}
-	if (!mapped)
-		goto miss;
-	/* the last symbol at or before addr */
-	hi = f->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (f->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo && (!f->syms[lo - 1].size ||
-		   addr - f->syms[lo - 1].addr < f->syms[lo - 1].size)) {
-		*name = f->syms[lo - 1].name;
-		*within = addr - f->syms[lo - 1].addr;
-		return 0;
-	}
-miss:
-	f->misses++;
-	return -ENOENT;
+	snprintf(buf, len, "%s", v && *v ? v : dflt);
+	/* no trailing '/': paths are joined with one */
+	for (size_t n = strlen(buf); n > 1 && buf[n - 1] == '/'; n--)
+		buf[n - 1] = '\0';
 }
 
 void cli_syms_init(struct cli_syms *s)
 {
 	memset(s, 0, sizeof(*s));
-	elf_version(EV_CURRENT);
+	dir_from_env(s->debug_dir, sizeof(s->debug_dir), "DIAL9_DEBUG_DIR",
+		     "/usr/lib/debug");
+	dir_from_env(s->map_dir, sizeof(s->map_dir), "DIAL9_PERF_MAP_DIR",
+		     "/tmp");
 }
 
 void cli_syms_notes(const struct cli_syms *s, const char *cmd)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		const struct elf_file *f = &s->v[i];
+		const struct sym_obj *o = &s->v[i];
+		const char *why = o->why[0] ? o->why : o->partial[0] ?
+				  o->partial : "outside its functions";
+		unsigned long long n = (unsigned long long)o->misses;
 
-		if (!f->misses)
+		if (!n)
 			continue;
-		fprintf(stderr, "dial9 %s: %llu frame%s in %s not named: %s\n",
-			cmd, (unsigned long long)f->misses,
-			f->misses == 1 ? "" : "s", f->path,
-			f->why ? f->why : "outside its functions");
+		if (o->kind == OBJ_JIT)
+			fprintf(stderr, "dial9 %s: %llu frame%s outside every "
+				"mapping of process %u not named: %s\n", cmd,
+				n, n == 1 ? "" : "s", o->pid, why);
+		else
+			fprintf(stderr, "dial9 %s: %llu frame%s in %s not "
+				"named: %s\n", cmd, n, n == 1 ? "" : "s",
+				o->path, why);
 	}
 }
 
 void cli_syms_free(struct cli_syms *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		for (size_t j = 0; j < s->v[i].nsyms; j++)
-			free(s->v[i].syms[j].name);
-		free(s->v[i].syms);
-		free(s->v[i].loads);
+		sym_table_free(&s->v[i].t);
 		free(s->v[i].path);
 	}
 	free(s->v);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "sched/sched.h"
@@ -85,6 +86,34 @@ out:
 	return ret;
 }
 
+int d9_vdso_build_id(uint8_t *id, size_t cap)
+{
+	const uint8_t *base = (const void *)getauxval(AT_SYSINFO_EHDR);
+	Elf64_Ehdr eh;
+
+	/* The kernel's image, mapped whole: its headers are in memory. */
+	if (!base)
+		return -ENOENT;
+	memcpy(&eh, base, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 64)
+		return -ENOEXEC;
+	for (unsigned int i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		int ret;
+
+		memcpy(&ph, base + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+		if (ph.p_type != PT_NOTE || ph.p_filesz > D9_NOTE_MAX)
+			continue;
+		ret = find_build_id(base + ph.p_offset, (size_t)ph.p_filesz,
+				    id, cap);
+		if (ret > 0)
+			return ret;
+	}
+	return -ENOENT;
+}
+
 int d9_maps_read(int pid, int (*fn)(void *ctx, const struct d9_mapping *m),
 		 void *ctx)
 {
@@ -123,6 +152,12 @@ int d9_maps_read(int pid, int (*fn)(void *ctx, const struct d9_mapping *m),
 		if (*file == '/' && last_len > 0) {
 			memcpy(m.build_id, last_id, (size_t)last_len);
 			m.build_id_len = (uint32_t)last_len;
+		}
+		/* every process's vDSO is the kernel's one image: ours */
+		if (!strcmp(file, "[vdso]")) {
+			int n = d9_vdso_build_id(m.build_id, sizeof(m.build_id));
+
+			m.build_id_len = n > 0 ? (uint32_t)n : 0;
 		}
 		ret = fn(ctx, &m);
 	}

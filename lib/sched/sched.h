@@ -283,6 +283,8 @@ int d9_maps_read(int pid, int (*fn)(void *ctx, const struct d9_mapping *m),
 		 void *ctx);
 /* The GNU build-id note of the ELF file at @path: its length, or -errno. */
 int d9_build_id(const char *path, uint8_t *id, size_t cap);
+/* The build-id of this process's vDSO (the kernel's); length or -errno. */
+int d9_vdso_build_id(uint8_t *id, size_t cap);
 /* A sched.mapping event of @m in the stream. */
 int d9_ktrace_mapping(struct d9_ktrace *kt, uint64_t ts,
 		      const struct d9_mapping *m);

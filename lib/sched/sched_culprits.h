@@ -69,6 +69,7 @@ struct sched_wait_info {
 	bool waker_known;		/* the waking is in the trace */
 	bool waker_irq;			/* woken from an interrupt */
 	uint32_t waker_tid, waker_tgid;
+	uint64_t wake_ts;		/* when, if waker_known */
 };
 
 /* A wait on one CPU: a migrated wait is one piece per CPU, same id. */

@@ -64,12 +64,13 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 	f->truncated = dial9_schema_field_index(s, "truncated");
 	f->waker_stack = f->kind == SK_STACK ?
 			 dial9_schema_field_index(s, "waker") : -1;
-	f->period = dial9_schema_field_index(s, "period_ns");
-	f->missed = dial9_schema_field_index(s, "missed");
 	f->start = dial9_schema_field_index(s, "start");
 	f->end = dial9_schema_field_index(s, "end");
 	f->offset = dial9_schema_field_index(s, "offset");
 	f->path = dial9_schema_field_index(s, "path");
+	f->build_id = dial9_schema_field_index(s, "build_id");
+	f->period = dial9_schema_field_index(s, "period_ns");
+	f->missed = dial9_schema_field_index(s, "missed");
 	f->other = dial9_schema_field_index(s, f->kind == SK_OUT ? "next_tid" :
 						"prev_tid");
 }
@@ -185,15 +186,14 @@ int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 				(uint32_t)d9_sched_fu64(r, f->parent),
 				f->pexec >= 0 && d9_sched_fbool(r, f->pexec));
 	case SK_STACK:
-		/* a waker's stack is not where a thread left the CPU */
 		if (!st->stacks || f->frames < 0 ||
-		    r->values[f->frames].type != DIAL9_BYTES ||
-		    d9_sched_fbool(r, f->waker_stack))
+		    r->values[f->frames].type != DIAL9_BYTES)
 			return 0;
 		return d9_sched_stacks_add(st->stacks, src, r->ts_ns, tid, pid,
 				r->values[f->frames].str.ptr,
 				r->values[f->frames].str.len / sizeof(uint64_t),
-				d9_sched_fbool(r, f->truncated));
+				d9_sched_fbool(r, f->truncated),
+				d9_sched_fbool(r, f->waker_stack));
 	case SK_SAMPLE:
 		if (!st->stacks || f->frames < 0 ||
 		    r->values[f->frames].type != DIAL9_BYTES)
@@ -204,7 +204,10 @@ int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 				d9_sched_fbool(r, f->truncated),
 				d9_sched_fu64(r, f->period),
 				d9_sched_fu64(r, f->missed));
-	case SK_MAPPING:
+	case SK_MAPPING: {
+		bool id = f->build_id >= 0 &&
+			  r->values[f->build_id].type == DIAL9_BYTES;
+
 		if (!st->stacks || f->path < 0 ||
 		    r->values[f->path].type != DIAL9_STR)
 			return 0;
@@ -213,7 +216,10 @@ int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 				d9_sched_fu64(r, f->end),
 				d9_sched_fu64(r, f->offset),
 				r->values[f->path].str.ptr,
-				r->values[f->path].str.len);
+				r->values[f->path].str.len,
+				id ? r->values[f->build_id].str.ptr : NULL,
+				id ? r->values[f->build_id].str.len : 0);
+	}
 	case SK_APP_LOST:
 		st->lost_app += d9_sched_fu64(r, f->events);
 		return 0;
@@ -258,6 +264,20 @@ int d9_sched_trace(struct sched_stats *st, const void *buf, size_t len,
 			d9_sched_stats_name(st, src, UINT64_MAX, rec.tid, 0,
 					    rec.thread_name,
 					    strlen(rec.thread_name));
+		/* the application's spans, by the thread of their stream */
+		if (st->spans && rec.kind == DIAL9_RECORD_EVENT && rec.tid &&
+		    (rec.schema->kind == DIAL9_KIND_SPAN_BEGIN ||
+		     rec.schema->kind == DIAL9_KIND_SPAN_END) &&
+		    strncmp(rec.schema->name, "sched.", 6) &&
+		    strncmp(rec.schema->name, "dial9.", 6)) {
+			ret = d9_sched_spans_add(st->spans, src, rec.tid,
+				rec.ts_ns, rec.schema->name,
+				strlen(rec.schema->name),
+				rec.schema->kind == DIAL9_KIND_SPAN_BEGIN);
+			if (ret)
+				break;
+			continue;
+		}
 		if (rec.kind != DIAL9_RECORD_EVENT ||
 		    (strncmp(rec.schema->name, "sched.", 6) &&
 		     strcmp(rec.schema->name, "dial9.lost")))

@@ -22,7 +22,8 @@ struct sched_fields {
 	int tid, pid, cpu, preempted, state, wait, known, totals, rtotal,
 	    rcount, name, count, run, slices, parent, waker, events, pexec,
 	    other, wakerpid, irq, from, to, frames, truncated, start, end,
-	    offset, path, waker_stack, period, missed;
+	    offset, path, waker_stack;
+	int build_id, period, missed;
 };
 
 void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s);

@@ -28,8 +28,9 @@ void d9_sched_stacks_free(struct sched_stacks *s)
 	for (size_t i = 0; i < s->nmaps; i++)
 		free(s->maps[i].path);
 	free(s->maps);
-	free(s->v);
+	free(s->wakers);
 	free(s->samples);
+	free(s->v);
 	free(s->ips);
 	free(s->open);
 	memset(s, 0, sizeof(*s));
@@ -73,18 +74,25 @@ int d9_sched_stacks_sample(struct sched_stacks *s, uint32_t src, uint64_t ts,
 
 int d9_sched_stacks_add(struct sched_stacks *s, uint32_t src, uint64_t ts,
 			uint32_t tid, uint32_t pid, const void *frames,
-			size_t n, bool truncated)
+			size_t n, bool truncated, bool waker)
 {
+	struct sched_stack **v = waker ? &s->wakers : &s->v;
+	size_t *nv = waker ? &s->nwakers : &s->n;
 	struct sched_stack *st;
 
-	if (d9_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
+	if (d9_grow((void **)v, waker ? &s->wakers_cap : &s->cap, *nv + 1,
+		    sizeof(**v)))
 		return -ENOMEM;
-	st = &s->v[s->n];
+	st = &(*v)[*nv];
 	*st = (struct sched_stack){ .src = src, .tid = tid, .pid = pid,
 				    .ts = ts, .truncated = truncated };
 	if (put_ips(s, st, frames, n))
 		return -ENOMEM;
-	s->n++;
+	(*nv)++;
+	if (waker) {
+		s->wakers_sorted = false;
+		return 0;
+	}
 	s->sorted = false;
 	/* its thread's earlier stack, if still open, ended unseen */
 	for (size_t i = 0; i < s->nopen; i++)
@@ -116,7 +124,8 @@ void d9_sched_stacks_in(struct sched_stacks *s, uint32_t src, uint32_t tid,
 
 int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
 			uint64_t start, uint64_t end, uint64_t offset,
-			const char *path, size_t pathlen)
+			const char *path, size_t pathlen, const void *id,
+			size_t idlen)
 {
 	struct sched_mapping *m;
 	char *copy;
@@ -131,6 +140,11 @@ int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
 	*m = (struct sched_mapping){ .src = src, .pid = pid, .start = start,
 				     .end = end, .offset = offset,
 				     .path = copy };
+	if (idlen > sizeof(m->build_id))
+		idlen = sizeof(m->build_id);
+	if (idlen)
+		memcpy(m->build_id, id, idlen);
+	m->build_id_len = (uint32_t)idlen;
 	return 0;
 }
 
@@ -147,13 +161,34 @@ static int cmp_stack(const void *pa, const void *pb)
 	return a->first < b->first ? -1 : a->first > b->first;
 }
 
+/* In @v (sorted by cmp_stack), the last stack of (@src, @tid) at or
+ * before @ts, or NULL. */
+static const struct sched_stack *last_before(const struct sched_stack *v,
+					     size_t n, uint32_t src,
+					     uint32_t tid, uint64_t ts)
+{
+	struct sched_stack key = { .src = src, .tid = tid, .ts = ts };
+	size_t lo = 0, hi = n;
+
+	/* The first stack after (src, tid, ts); the one before it. */
+	key.first = SIZE_MAX;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_stack(&v[mid], &key) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || v[lo - 1].src != src || v[lo - 1].tid != tid)
+		return NULL;
+	return &v[lo - 1];
+}
+
 const struct sched_stack *d9_sched_stacks_before(struct sched_stacks *s,
 						 uint32_t src, uint32_t tid,
 						 uint64_t ts)
 {
-	struct sched_stack key = { .src = src, .tid = tid, .ts = ts };
-	size_t lo = 0, hi;
-
 	if (!s || !s->n)
 		return NULL;
 	if (!s->sorted) {
@@ -161,51 +196,59 @@ const struct sched_stack *d9_sched_stacks_before(struct sched_stacks *s,
 		s->sorted = true;
 		s->nopen = 0;	/* indexes into the order before */
 	}
-	/* The first stack at or after (src, tid, ts); the one before it. */
-	hi = s->n;
-	key.first = 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	/* strictly before: a stack at ts is the next switch-out's */
+	return ts ? last_before(s->v, s->n, src, tid, ts - 1) : NULL;
+}
 
-		if (cmp_stack(&s->v[mid], &key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || s->v[lo - 1].src != src || s->v[lo - 1].tid != tid)
+const struct sched_stack *d9_sched_stacks_waker(struct sched_stacks *s,
+						uint32_t src, uint32_t tid,
+						uint64_t ts)
+{
+	const struct sched_stack *st;
+
+	if (!s || !s->nwakers)
 		return NULL;
-	return &s->v[lo - 1];
+	if (!s->wakers_sorted) {
+		d9_sort(s->wakers, s->nwakers, sizeof(*s->wakers), cmp_stack);
+		s->wakers_sorted = true;
+	}
+	/* written with its waking's time (uapi/linux/dial9.h) */
+	st = last_before(s->wakers, s->nwakers, src, tid, ts);
+	return st && st->ts == ts ? st : NULL;
 }
 
 void d9_sched_stacks_frame(const struct sched_stacks *s,
 			   const struct sched_stack *st, uint32_t i,
 			   char *buf, size_t len)
 {
-	uint64_t ip = s->ips[st->first + i];
+	struct sched_frame f = { .src = st->src, .pid = st->pid,
+				 .ip = s->ips[st->first + i] };
+	const char *base = NULL, *name, *obj;
+	uint64_t within;
 
 	/* The newest mapping of the address in the process wins. */
-	for (size_t j = s->nmaps; j-- > 0;) {
+	for (size_t j = s->nmaps; j-- > 0 && !f.m;) {
 		const struct sched_mapping *m = &s->maps[j];
-		const char *base, *name;
-		uint64_t within, off;
 
-		if (m->src != st->src || m->pid != st->pid || ip < m->start ||
-		    ip >= m->end)
+		if (m->src != st->src || m->pid != st->pid || f.ip < m->start ||
+		    f.ip >= m->end)
 			continue;
-		off = ip - m->start + m->offset;
+		f.m = m;
+		f.off = f.ip - m->start + m->offset;
 		base = strrchr(m->path, '/');
 		base = base && base[1] ? base + 1 : m->path;
-		if (s->symbolize &&
-		    !s->symbolize(s->sym_ctx, m->path, off, &name, &within)) {
-			if (s->names_only)
-				snprintf(buf, len, "%s", name);
-			else
-				snprintf(buf, len, "%s+0x%" PRIx64 " (%s)",
-					 name, within, base);
-			return;
-		}
-		snprintf(buf, len, "%s+0x%" PRIx64, base, off);
-		return;
 	}
-	snprintf(buf, len, "0x%" PRIx64, ip);
+	obj = base;
+	if (s->symbolize &&
+	    !s->symbolize(s->sym_ctx, &f, &name, &within, &obj)) {
+		if (s->names_only)
+			snprintf(buf, len, "%s", name);
+		else
+			snprintf(buf, len, "%s+0x%" PRIx64 " (%s)", name,
+				 within, obj ? obj : "?");
+	} else if (f.m) {
+		snprintf(buf, len, "%s+0x%" PRIx64, base, f.off);
+	} else {
+		snprintf(buf, len, "0x%" PRIx64, f.ip);
+	}
 }

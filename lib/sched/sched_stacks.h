@@ -3,8 +3,9 @@
  * sched_stacks.h - the user stacks of a trace (sched.stack events), its
  * on-CPU samples (sched.sample) and the mappings they are read against
  * (sched.mapping), for `dial9 sched --explain` and `dial9 flame`: the
- * stack a thread was switched out with before a wait, each frame as
- * object+0xoffset.
+ * stack a thread was switched out with before a wait, the stack of the
+ * thread that woke it, and where threads ran, each frame as
+ * object+0xoffset or as a symbolizer names it.
  */
 #ifndef DIAL9_SCHED_STACKS_H
 #define DIAL9_SCHED_STACKS_H
@@ -22,31 +23,49 @@ struct sched_stack {
 	uint64_t end;			/* the thread's next switch-in, 0: none */
 };
 
+#define SCHED_BUILD_ID_MAX 20		/* bytes kept (as D9_BUILD_ID_MAX) */
+
 struct sched_mapping {
 	uint32_t src, pid;
 	uint64_t start, end, offset;
 	char *path;
+	uint8_t build_id[SCHED_BUILD_ID_MAX];
+	uint32_t build_id_len;		/* 0: none recorded */
+};
+
+/* A frame to name: address @ip of process @pid (source @src), at file
+ * offset @off of mapping @m, or outside every mapping (@m NULL). */
+struct sched_frame {
+	uint32_t src, pid;
+	uint64_t ip, off;
+	const struct sched_mapping *m;
 };
 
 struct sched_stacks {
 	struct sched_stack *v;
 	size_t n, cap;
-	/* on-CPU samples, in the trace's order: end - ts is their period */
-	struct sched_stack *samples;
-	size_t nsamples, samples_cap;
-	uint64_t samples_missed;	/* periods the timers skipped */
 	uint64_t *ips;
 	size_t nips, ips_cap;
 	struct sched_mapping *maps;
 	size_t nmaps, maps_cap;
 	bool sorted;
+	/* wakers' stacks (sched.stack with waker true), by thread and time */
+	struct sched_stack *wakers;
+	size_t nwakers, wakers_cap;
+	bool wakers_sorted;
+	/* on-CPU samples, in the trace's order: end - ts is their period */
+	struct sched_stack *samples;
+	size_t nsamples, samples_cap;
+	uint64_t samples_missed;	/* periods the timers skipped */
 	/*
 	 * Names for frames, if set (the command's symbolizer): the function
-	 * of file offset @off of @path, 0 or -errno; @names_only: frames as
-	 * the function's name alone (flame graphs), else name+0xN (object).
+	 * holding frame @f, *@within it, and *@obj, what to call its object
+	 * (left alone: the mapping's file name); 0 or -errno.  @names_only:
+	 * frames as the function's name alone (flame graphs), else
+	 * name+0xN (object).
 	 */
-	int (*symbolize)(void *ctx, const char *path, uint64_t off,
-			 const char **name, uint64_t *within);
+	int (*symbolize)(void *ctx, const struct sched_frame *f,
+			 const char **name, uint64_t *within, const char **obj);
 	void *sym_ctx;
 	bool names_only;
 	/* while reading: stacks whose thread has not run again (indexes) */
@@ -59,10 +78,14 @@ struct sched_stats;
 /* Collect stacks and mappings into st->stacks from now on; -ENOMEM. */
 int d9_sched_stats_want_stacks(struct sched_stats *st);
 void d9_sched_stacks_free(struct sched_stacks *s);
-/* A stack: @frames holds @n little-endian u64 addresses; -ENOMEM. */
+/*
+ * A stack: @frames holds @n little-endian u64 addresses; @waker: the
+ * stack of thread @tid as it woke another at @ts, else its stack as it
+ * left the CPU at @ts; -ENOMEM.
+ */
 int d9_sched_stacks_add(struct sched_stacks *s, uint32_t src, uint64_t ts,
 			uint32_t tid, uint32_t pid, const void *frames,
-			size_t n, bool truncated);
+			size_t n, bool truncated, bool waker);
 /*
  * An on-CPU sample standing for @period_ns of CPU time, after @missed
  * periods its CPU's timer skipped; -ENOMEM.
@@ -77,10 +100,12 @@ int d9_sched_stacks_sample(struct sched_stacks *s, uint32_t src, uint64_t ts,
  */
 void d9_sched_stacks_in(struct sched_stacks *s, uint32_t src, uint32_t tid,
 			uint64_t ts);
-/* A mapping of process @pid; -ENOMEM. */
+/* A mapping of process @pid, its file's build-id @id (@idlen 0: none);
+ * -ENOMEM. */
 int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
 			uint64_t start, uint64_t end, uint64_t offset,
-			const char *path, size_t pathlen);
+			const char *path, size_t pathlen, const void *id,
+			size_t idlen);
 /*
  * The stack of thread (@src, @tid) at its last switch-out before @ts (the
  * switch-in that ends a wait: the thread is not switched out again while
@@ -89,6 +114,10 @@ int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
 const struct sched_stack *d9_sched_stacks_before(struct sched_stacks *s,
 						 uint32_t src, uint32_t tid,
 						 uint64_t ts);
+/* The stack of waker (@src, @tid) as it woke a thread at @ts, or NULL. */
+const struct sched_stack *d9_sched_stacks_waker(struct sched_stacks *s,
+						uint32_t src, uint32_t tid,
+						uint64_t ts);
 /*
  * Frame @i of @st as "object+0xoffset" (the file offset in the object's
  * mapping, basename of its path), or "0xaddress" outside every mapping;

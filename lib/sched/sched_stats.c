@@ -67,6 +67,8 @@ void d9_sched_stats_free(struct sched_stats *st)
 	free(st->culprits);
 	d9_sched_stacks_free(st->stacks);
 	free(st->stacks);
+	d9_sched_spans_free(st->spans);
+	free(st->spans);
 	for (size_t i = 0; i < st->nsrcs; i++) {
 		free(st->srcs[i].host);
 		free(st->srcs[i].boot_id);
@@ -540,6 +542,7 @@ int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 		if (wi.cause == SCHED_CAUSE_WOKEN && t->wake_ts &&
 		    t->wake_ts >= since && t->wake_ts <= e->ts) {
 			wi.waker_known = true;
+			wi.wake_ts = t->wake_ts;
 			wi.waker_irq = t->waker_irq;
 			wi.waker_tid = t->waker_tid;
 			wi.waker_tgid = t->waker_tgid;

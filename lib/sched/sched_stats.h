@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "sched_culprits.h"
+#include "sched_spans.h"
 #include "sched_stacks.h"
 
 #define SCHED_HIST_BUCKETS 40	/* log2 of microseconds */
@@ -138,6 +139,7 @@ struct sched_stats {
 	uint64_t first_ns, last_ns;
 	struct sched_culprits *culprits;	/* NULL: not collected */
 	struct sched_stacks *stacks;	/* NULL: not collected */
+	struct sched_spans *spans;	/* NULL: not collected */
 };
 
 void d9_sched_stats_init(struct sched_stats *st);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -136,6 +137,7 @@ struct maps_seen {
 	int exe_maps, fn_in;
 	uint8_t id[D9_BUILD_ID_MAX];
 	uint32_t id_len;
+	uint32_t vdso_id_len;		/* of the [vdso] mapping */
 };
 
 static int see_map(void *ctx, const struct d9_mapping *m)
@@ -143,6 +145,8 @@ static int see_map(void *ctx, const struct d9_mapping *m)
 	struct maps_seen *ms = ctx;
 
 	assert_true(m->start < m->end);
+	if (!strcmp(m->path, "[vdso]"))
+		ms->vdso_id_len = m->build_id_len;
 	if (strcmp(m->path, ms->exe))
 		return 0;
 	ms->exe_maps++;
@@ -170,6 +174,12 @@ static void own_mappings_hold_our_code_and_build_id(void **state)
 	assert_true(n > 0);	/* Debian's gcc links with --build-id */
 	assert_int_equal(ms.id_len, n);
 	assert_memory_equal(ms.id, id, (size_t)n);
+	/* the vDSO's, the kernel's image (ours): where there is one */
+	n = d9_vdso_build_id(id, sizeof(id));
+	if (getauxval(AT_SYSINFO_EHDR)) {
+		assert_true(n > 0);
+		assert_int_equal(ms.vdso_id_len, n);
+	}
 	/* not ELF, and gone */
 	assert_int_equal(d9_build_id("/proc/self/status", id, sizeof(id)),
 			 -ENOEXEC);

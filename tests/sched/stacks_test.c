@@ -5,7 +5,8 @@
  * file is built with -fno-omit-frame-pointer) and then waits behind
  * another thread shows, in `dial9 sched --explain --json`, the stack it
  * blocked with, as this program's file offsets of the chain, read from the
- * trace's own mappings.
+ * trace's own mappings; and beside it the stack of the thread that woke
+ * it, which wakes it from the same chain with write(2).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -89,8 +90,9 @@ static int exe_frame(uintptr_t addr, char *buf, size_t len)
 TEST(explain_shows_the_blocked_chain)
 {
 	char dir[64], cmd[160], want[512], f0[160], f1[160], f2[160];
+	char wwant[512], w0[160], w1[160], w2[160];
 	struct dial9_config cfg;
-	struct chain ch = { 0 };
+	struct chain ch = { 0 }, wk = { .nr = SYS_write };
 	size_t len = 0, cap = 1 << 20;
 	char *out = malloc(cap);
 	pthread_t t;
@@ -108,7 +110,8 @@ TEST(explain_shows_the_blocked_chain)
 	pin0();
 	ASSERT_EQ(0, pthread_create(&t, NULL, blocker, &ch));
 	usleep(20000);
-	ASSERT_EQ(1, write(p[1], "x", 1));
+	wk.fd = p[1];
+	ASSERT_EQ(1, a(&wk));	/* the waking, from the chain */
 	spin_ms(5);	/* the woken blocker waits behind this */
 	pthread_join(t, NULL);
 	ASSERT_EQ(0, dial9_stop());
@@ -119,6 +122,11 @@ TEST(explain_shows_the_blocked_chain)
 	snprintf(want, sizeof(want), "\"stack\":[\"%s\",\"%s\",\"%s\"", f0,
 		 f1, f2);
 	TH_LOG("want %s", want);
+	ASSERT_EQ(0, exe_frame(wk.site, w0, sizeof(w0)));
+	ASSERT_EQ(0, exe_frame(wk.in_b, w1, sizeof(w1)));
+	ASSERT_EQ(0, exe_frame(wk.in_a, w2, sizeof(w2)));
+	snprintf(wwant, sizeof(wwant), "\"waker_stack\":[\"%s\",\"%s\",\"%s\"",
+		 w0, w1, w2);
 
 	snprintf(cmd, sizeof(cmd),
 		 "dial9 sched --explain --no-symbols --min-delay 1000 --json %s",
@@ -138,6 +146,11 @@ TEST(explain_shows_the_blocked_chain)
 		const char *d = strstr(out, "\"delays\"");
 
 		TH_LOG("%.2000s", d ? d : out);
+	}
+	EXPECT_NE(NULL, strstr(out, wwant)) {
+		const char *d = strstr(out, "\"delays\"");
+
+		TH_LOG("want %s in %.2000s", wwant, d ? d : out);
 	}
 
 	/*

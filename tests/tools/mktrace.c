@@ -13,6 +13,7 @@
  *   mktrace record DIR   a real recording through the perf backend: two
  *                        threads ping-pong through pipes inside spans,
  *                        with counters; exit 77 where perf is not permitted
+ *   mktrace symbols|frames|why ...   stacks (mktrace_stacks.c)
  */
 #include <errno.h>
 #include <pthread.h>
@@ -24,12 +25,7 @@
 #include <unistd.h>
 
 #include "dial9.h"
-
-#define T0 1000000000000ull	/* ns: 1000 s of CLOCK_MONOTONIC */
-/* The wall clock at T0 where a trace has a clock sync (synth, culprits):
- * 2025-12-01T00:00:00Z, so US(x) is 2025-12-01T00:00:00.000xxxZ. */
-#define REAL0 1764547200000000000ull
-#define US(x) (T0 + (uint64_t)((x) * 1000.0))
+#include "mktrace.h"
 
 enum { OUT = 1, IN, WAKING, COMM, BEGIN_REQ, END_REQ, BEGIN_Q, END_Q,
        BEGIN_FLUSH, INSTANT, COUNTER, GAUGE };
@@ -67,8 +63,6 @@ static const struct dial9_field f_ctr[] = {
 static const struct dial9_field f_gauge[] = {
 	{ "name", DIAL9_ISTR }, { "unit", DIAL9_ISTR }, { "value", DIAL9_F64 },
 };
-
-#define CHECK(x) do { if ((x) != 0) { fprintf(stderr, "mktrace: %s failed\n", #x); exit(1); } } while (0)
 
 static void sw_out(struct dial9_encoder *e, double t, uint64_t tid, bool pre)
 {
@@ -202,9 +196,6 @@ static int synth(const char *dir)
 
 /* ---- scheduler totals and losses (check_sched.js) ---- */
 
-enum { S_OUT = 1, S_IN, S_LOST, S_UNF, S_OUT0, S_IN0, S_WAKE, S_MIG, S_STACK,
-	S_MAP, S_SAMPLE, S_SPAN_B, S_SPAN_E };
-
 /* switch_out and switch_in as dial9.ko writes them: with totals */
 static const struct dial9_field f_out9[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
@@ -225,9 +216,7 @@ static const struct dial9_field f_unf[] = {
 	{ "pid", DIAL9_U64 }, { "parent_pid", DIAL9_U64 },
 };
 
-/* A stream of scheduler events of the sched.* schemas. */
-static void sched_begin(struct dial9_encoder *e, const char *host,
-			const char *boot)
+void sched_begin(struct dial9_encoder *e, const char *host, const char *boot)
 {
 	const char *k[] = { "pid", "host", "boot_id" };
 	const char *v[] = { "1", host, boot };
@@ -257,9 +246,8 @@ static void s_migrate(struct dial9_encoder *e, double t, uint64_t tid,
 	CHECK(dial9_encoder_event(e, S_MIG, US(t), v));
 }
 
-/* @waker (running on @cpu) wakes @tid */
-static void s_waking(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
-		     uint64_t waker)
+void s_waking(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
+	      uint64_t waker)
 {
 	struct dial9_value v[6] = {
 		dial9_u64(tid), dial9_u64(tid), dial9_u64((uint64_t)cpu),
@@ -269,11 +257,10 @@ static void s_waking(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
 	CHECK(dial9_encoder_event(e, S_WAKE, US(t), v));
 }
 
-/* total_ns < 0: an older module's record, without totals; @next: the
- * task that ran next (0 the idle task, REDACTED one outside the session) */
+/* REDACTED: a task outside the session (s_outx's @next, s_inx's @prev) */
 #define REDACTED 4294967295u
-static void s_outx(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
-		   bool pre, long long total_ns, uint64_t count, uint64_t next)
+void s_outx(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
+	    bool pre, long long total_ns, uint64_t count, uint64_t next)
 {
 	struct dial9_value v[9] = {
 		dial9_u64(tid), dial9_u64(tid), dial9_u64((uint64_t)cpu),
@@ -291,11 +278,9 @@ static void s_out(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
 	s_outx(e, t, tid, cpu, pre, total_ns, count, 0);
 }
 
-/* wait_ns < 0: no wait measured (delay_known false); @prev: the task
- * that ran before */
-static void s_inx(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
-		  long long wait_ns, long long total_ns, uint64_t count,
-		  uint64_t prev)
+void s_inx(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
+	   long long wait_ns, long long total_ns, uint64_t count,
+	   uint64_t prev)
 {
 	struct dial9_value v[9] = {
 		dial9_u64(tid), dial9_u64(tid), dial9_u64((uint64_t)cpu),
@@ -314,65 +299,6 @@ static void s_in(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
 	s_inx(e, t, tid, cpu, wait_ns, total_ns, count, 0);
 }
 
-/* sched.stack and sched.mapping as libdial9 writes them (ktrace.c) */
-static const struct dial9_field f_stack[] = {
-	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
-	{ "truncated", DIAL9_BOOL }, { "frames", DIAL9_BYTES },
-};
-static const struct dial9_field f_map[] = {
-	{ "pid", DIAL9_U64 }, { "start", DIAL9_U64 }, { "end", DIAL9_U64 },
-	{ "offset", DIAL9_U64 }, { "path", DIAL9_STR },
-	{ "build_id", DIAL9_BYTES },
-};
-
-static const struct dial9_field f_sample[] = {
-	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
-	{ "truncated", DIAL9_BOOL }, { "frames", DIAL9_BYTES },
-	{ "in_kernel", DIAL9_BOOL }, { "period_ns", DIAL9_U64 },
-	{ "missed", DIAL9_U64 },
-};
-
-/*
- * @n addresses, innermost first, of @tid (its own process) on CPU 0: a
- * sched.stack, or with @type S_SAMPLE a sched.sample at 99 Hz.
- */
-static void s_frames(struct dial9_encoder *e, int type, double t,
-		     uint64_t tid, const uint64_t *ips, size_t n)
-{
-	uint8_t frames[32 * 8];
-	struct dial9_value v[8] = {
-		dial9_u64(tid), dial9_u64(tid), dial9_u64(0), dial9_bool(false),
-		{ 0 }, dial9_bool(false), dial9_u64(10101010), dial9_u64(t == 40),
-	};
-
-	for (size_t i = 0; i < n; i++)
-		for (int b = 0; b < 8; b++)
-			frames[i * 8 + b] = (uint8_t)(ips[i] >> (8 * b));
-	v[4].type = DIAL9_BYTES;
-	v[4].str.ptr = frames;
-	v[4].str.len = n * 8;
-	CHECK(dial9_encoder_event(e, type, US(t), v));
-}
-
-#define s_stack(e, t, tid, ips, n) s_frames(e, S_STACK, t, tid, ips, n)
-
-static void s_map(struct dial9_encoder *e, double t, uint64_t pid,
-		  uint64_t start, uint64_t end, uint64_t off, const char *path)
-{
-	static const uint8_t id[4] = { 0xab, 0xcd, 0xef, 0x01 };
-	struct dial9_value v[6] = {
-		dial9_u64(pid), dial9_u64(start), dial9_u64(end), dial9_u64(off),
-	};
-
-	v[4].type = DIAL9_STR;
-	v[4].str.ptr = path;
-	v[4].str.len = strlen(path);
-	v[5].type = DIAL9_BYTES;
-	v[5].str.ptr = id;
-	v[5].str.len = sizeof(id);
-	CHECK(dial9_encoder_event(e, S_MAP, US(t), v));
-}
-
 static void s_lost(struct dial9_encoder *e, double t, int cpu, uint64_t n)
 {
 	struct dial9_value v[2] = { dial9_u64((uint64_t)cpu), dial9_u64(n) };
@@ -380,8 +306,8 @@ static void s_lost(struct dial9_encoder *e, double t, int cpu, uint64_t n)
 	CHECK(dial9_encoder_event(e, S_LOST, US(t), v));
 }
 
-static void s_save(struct dial9_encoder *e, const char *dir, const char *sub,
-		   const char *name)
+void s_save(struct dial9_encoder *e, const char *dir, const char *sub,
+	    const char *name)
 {
 	char path[4096];
 
@@ -529,11 +455,10 @@ static int sched_cases(const char *dir)
 	 * wait and no stack.
 	 */
 	sched_begin(e, NULL, NULL);
-	CHECK(dial9_encoder_schema(e, S_STACK, DIAL9_KIND_INSTANT, "sched.stack", 5, f_stack));
-	CHECK(dial9_encoder_schema(e, S_MAP, DIAL9_KIND_INSTANT, "sched.mapping", 6, f_map));
-	s_map(e, 0, 700, 0x400000, 0x401000, 0, "/usr/bin/app");
+	s_stack_schemas(e);
+	s_map(e, 0, 700, 0x400000, 0x401000, 0, "/usr/bin/app", "abcdef01");
 	s_map(e, 0, 700, 0x7f0000000000, 0x7f0000100000, 0x2000,
-	      "/opt/dial9-test/lib/libc.so.6");
+	      "/opt/dial9-test/lib/libc.so.6", "abcdef01");
 	s_inx(e, 0, 700, 0, 0, 0, 0, 0);
 	s_outx(e, 10, 700, 0, false, 0, 1, 0);
 	{
@@ -542,53 +467,17 @@ static int sched_cases(const char *dir)
 		};
 		static const uint64_t preempted[] = { 0x400123, 0x400400 };
 
-		s_stack(e, 10, 700, blocked, 4);
+		s_stack(e, 10, 700, blocked, 4, false);
 		s_waking(e, 20, 700, 1, 601);
 		s_inx(e, 25, 700, 0, 5000, 0, 1, 0);
 		s_outx(e, 40, 700, 0, true, 5000, 2, 701);
-		s_stack(e, 40, 700, preempted, 2);
+		s_stack(e, 40, 700, preempted, 2, false);
 	}
 	s_inx(e, 40, 701, 0, 3000, 0, 0, 700);
 	s_outx(e, 50, 701, 0, false, 3000, 1, 700);
 	s_inx(e, 50, 700, 0, 10000, 5000, 2, 701);
 	s_outx(e, 60, 700, 0, false, 15000, 3, 0);
 	s_save(e, dir, "stacks", "00000001.dial9");
-
-	/* samples/ (process 900, /usr/bin/app): 900 sampled in hot() (0x100)
-	 * from main (0x200) at 10, 20, 30, in cold() (0x300) at 40; 901 in
-	 * hot() from 0x400 at 50, 60; 900 has the span "request" open from
-	 * 15 to 35, and is off the CPU from 32 to 38 (0x500 from main). */
-	sched_begin(e, NULL, NULL);
-	CHECK(dial9_encoder_schema(e, S_STACK, DIAL9_KIND_INSTANT, "sched.stack", 5, f_stack));
-	CHECK(dial9_encoder_schema(e, S_MAP, DIAL9_KIND_INSTANT, "sched.mapping", 6, f_map));
-	CHECK(dial9_encoder_schema(e, S_SAMPLE, DIAL9_KIND_INSTANT, "sched.sample", 8, f_sample));
-	s_map(e, 0, 900, 0x400000, 0x401000, 0, "/usr/bin/app");
-	s_inx(e, 0, 900, 0, 0, 0, 0, 0);
-	s_inx(e, 0, 901, 1, 0, 0, 0, 0);
-	{
-		static const uint64_t hot[] = { 0x400100, 0x400200 };
-		static const uint64_t cold[] = { 0x400300, 0x400200 };
-		static const uint64_t off[] = { 0x400500, 0x400200 };
-		static const uint64_t other[] = { 0x400100, 0x400400 };
-
-		for (int t = 10; t <= 30; t += 10)
-			s_frames(e, S_SAMPLE, t, 900, hot, 2);
-		s_outx(e, 32, 900, 0, false, 0, 1, 0);
-		s_stack(e, 32, 900, off, 2);
-		s_inx(e, 38, 900, 0, 1000, 0, 1, 0);
-		s_frames(e, S_SAMPLE, 40, 900, cold, 2);
-		s_frames(e, S_SAMPLE, 50, 901, other, 2);
-		s_frames(e, S_SAMPLE, 60, 901, other, 2);
-	}
-	CHECK(dial9_encoder_end_stream(e));
-	CHECK(dial9_encoder_begin_stream(e));
-	CHECK(dial9_encoder_thread(e, 900, "main"));
-	CHECK(dial9_encoder_schema(e, S_SPAN_B, DIAL9_KIND_SPAN_BEGIN, "request", 0, NULL));
-	CHECK(dial9_encoder_schema(e, S_SPAN_E, DIAL9_KIND_SPAN_END, "request", 0, NULL));
-	CHECK(dial9_encoder_event(e, S_SPAN_B, US(15), NULL));
-	CHECK(dial9_encoder_event(e, S_SPAN_E, US(35), NULL));
-	CHECK(dial9_encoder_thread(e, 901, "w<&>\"'\xc3"));	/* cut, for XML */
-	s_save(e, dir, "samples", "00000001.dial9");
 	dial9_encoder_free(e);
 	return 0;
 }
@@ -702,82 +591,6 @@ static int clock_extreme(const char *dir)
 	return 0;
 }
 
-/* Two functions of this program, for stacks with real frames. */
-__attribute__((noinline)) void mktrace_sym_alpha(void);
-__attribute__((noinline)) void mktrace_sym_beta(void);
-__attribute__((noinline)) void mktrace_sym_alpha(void)
-{
-	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop" ::: "memory");
-}
-
-__attribute__((noinline)) void mktrace_sym_beta(void)
-{
-	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop" ::: "memory");
-	mktrace_sym_alpha();
-	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop" ::: "memory");
-}
-
-/* The mapping of this program that holds @addr: start, end, offset. */
-static int own_mapping(uintptr_t addr, uint64_t *start, uint64_t *end,
-		       uint64_t *off)
-{
-	char line[4096];
-	FILE *f = fopen("/proc/self/maps", "r");
-	int found = 0;
-
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		unsigned long long a, b, o;
-
-		if (sscanf(line, "%llx-%llx %*s %llx", &a, &b, &o) == 3 &&
-		    addr >= a && addr < b) {
-			*start = a;
-			*end = b;
-			*off = o;
-			found = 1;
-		}
-	}
-	if (f)
-		fclose(f);
-	return found ? 0 : -1;
-}
-
-/*
- * symbols/: a stack of this program's own functions, blocked at 10 and
- * back at 30 (20 us): thread 800 maps them from this program (@self),
- * 801 from @stripped (a copy without symbols), 802 from @garbage (not
- * ELF): the same addresses, named only in the first.
- */
-static int symbols_case(const char *dir, const char *self,
-			const char *stripped, const char *garbage)
-{
-	const char *paths[] = { self, stripped, garbage };
-	uint64_t ips[2], start, end, off;
-	struct dial9_encoder *e;
-
-	ips[0] = (uintptr_t)mktrace_sym_alpha + 3;
-	ips[1] = (uintptr_t)mktrace_sym_beta + 5;
-	if (own_mapping((uintptr_t)mktrace_sym_alpha, &start, &end, &off) ||
-	    own_mapping((uintptr_t)mktrace_sym_beta, &start, &end, &off)) {
-		fprintf(stderr, "mktrace: no mapping of its own code\n");
-		return 1;
-	}
-	CHECK(dial9_encoder_new(&e));
-	sched_begin(e, NULL, NULL);
-	CHECK(dial9_encoder_schema(e, S_STACK, DIAL9_KIND_INSTANT, "sched.stack", 5, f_stack));
-	CHECK(dial9_encoder_schema(e, S_MAP, DIAL9_KIND_INSTANT, "sched.mapping", 6, f_map));
-	for (uint64_t t = 800; t < 803; t++) {
-		s_map(e, 0, t, start, end, off, paths[t - 800]);
-		s_inx(e, 0, t, 0, 0, 0, 0, 0);
-		s_outx(e, 10, t, 0, false, 0, 1, 0);
-		s_stack(e, 10, t, ips, 2);
-		s_inx(e, 30, t, 0, 5000, 0, 1, 0);	/* 5 us runnable */
-		s_outx(e, 40, t, 0, false, 5000, 2, 0);
-	}
-	s_save(e, dir, "symbols", "00000001.dial9");
-	dial9_encoder_free(e);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "synth"))
@@ -792,7 +605,16 @@ int main(int argc, char **argv)
 		return record(argv[2]);
 	if (argc == 6 && !strcmp(argv[1], "symbols"))
 		return symbols_case(argv[2], argv[3], argv[4], argv[5]);
+	if (argc == 3 && !strcmp(argv[1], "frames"))
+		return frames_case(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "vdso"))
+		return vdso_dump(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "why"))
+		return why_case(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "samples"))
+		return samples_case(argv[2]);
 	fprintf(stderr, "usage: mktrace synth|sched|utf8|clock|record DIR\n"
-			"       mktrace symbols DIR SELF STRIPPED GARBAGE\n");
+			"       mktrace symbols DIR SELF STRIPPED GARBAGE\n"
+			"       mktrace frames|why|samples DIR, mktrace vdso FILE\n");
 	return 2;
 }

@@ -129,7 +129,7 @@ grep -qx '? 800;mktrace_sym_beta;mktrace_sym_alpha 20' "$B/sched/flame-sym.txt" 
 	grep -qx '? 801;mktrace-stripped+0x[0-9a-f]*;mktrace-stripped+0x[0-9a-f]* 20' "$B/sched/flame-sym.txt" &&
 	grep -qx '? 802;garbage.elf+0x[0-9a-f]*;garbage.elf+0x[0-9a-f]* 20' "$B/sched/flame-sym.txt" ||
 	bad "flame: symbols, $(cat "$B/sched/flame-sym.txt")"
-grep -q 'mktrace-stripped not named: no function symbols (stripped)$' "$B/sched/flame-sym.err" &&
+grep -q 'mktrace-stripped not named: stripped, and no debug file (none under /usr/lib/debug/.build-id, no .gnu_debuglink)$' "$B/sched/flame-sym.err" &&
 	grep -q 'garbage.elf not named: not an ELF file$' "$B/sched/flame-sym.err" ||
 	bad "flame: notes, $(cat "$B/sched/flame-sym.err")"
 "$D9" sched --explain --min-delay 1 "$B/sched/symbols" > "$B/sched/explain-sym.txt" 2>/dev/null
@@ -144,6 +144,7 @@ grep -qx '      #0  mktrace_sym_alpha+0x3 (mktrace)' "$B/sched/explain-sym.txt" 
 # On-CPU samples, and the filters (mktrace.c's samples/): 900 in
 # hot() x3 and cold() x1, 901 in hot() x2; 900's span "request" holds
 # the samples at 20 and 30 and 3 of its 6 us off the CPU.
+"$B/mktrace" samples "$B/sched"
 S=$B/sched/samples
 flame_is() {	# WANT-LINES... -- ARGS: dial9 flame ARGS gives exactly those
 	printf '' > "$B/sched/flame-want.txt"
