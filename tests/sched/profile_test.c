@@ -5,8 +5,11 @@
  * in a known hot function (tests/kmod/hot_chain.h; this file is built
  * with -fno-omit-frame-pointer) has it on top of `dial9 flame --on-cpu`
  * (the most samples, called from spin), named from this program's
- * symbols; every sample is of the recorded thread (not of a process
- * spinning beside it, nor of the recorder's own threads); none at 0 Hz.
+ * symbols, from the time dial9_start() returned (--from: before it, the
+ * recorder's own start in this thread, pre-faulting its buffers, is
+ * sampled too, and on a loaded VM can take as long); every sample is of
+ * the recorded thread (not of a process spinning beside it, nor of the
+ * recorder's own threads); none at 0 Hz.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -56,9 +59,12 @@ static char *run(const char *cmd, int *status)
  * events are inherited by what the recorded process forks after); the
  * stats at the end in @st.
  */
+static uint64_t started_ns;	/* CLOCK_MONOTONIC when dial9_start() returned */
+
 static int record(const char *dir, uint32_t hz, enum dial9_sched sched,
 		  unsigned int ms, pid_t *other, struct dial9_stats *st)
 {
+	struct timespec ts;
 	struct dial9_config cfg;
 	struct hot h = { 0 };
 	cpu_set_t s;
@@ -79,6 +85,8 @@ static int record(const char *dir, uint32_t hz, enum dial9_sched sched,
 		_exit(0);
 	}
 	ret = dial9_start(&cfg);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	started_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	if (!ret)
 		spin(&h, ms);
 	kill(*other, SIGKILL);
@@ -102,7 +110,9 @@ static void check_flame(struct __test_metadata *_metadata, const char *dir,
 	const char *first_end;
 	char *out, *line;
 
-	snprintf(cmd, sizeof(cmd), "dial9 flame --on-cpu %s", dir);
+	snprintf(cmd, sizeof(cmd), "dial9 flame --on-cpu --from %" PRIu64
+		 ".%09" PRIu64 " %s", started_ns / 1000000000u,
+		 started_ns % 1000000000u, dir);
 	out = run(cmd, &status);
 	ASSERT_NE(NULL, out);
 	ASSERT_EQ(0, status) TH_LOG("%s: %s", cmd, out);
