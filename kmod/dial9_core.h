@@ -132,7 +132,6 @@ bool dial9_stack_put(struct dial9_ring *r, const struct dial9_stack *st,
 
 /* sample.c */
 struct dial9_sampler;
-int dial9_sample_init(void);
 void dial9_sample_exit(void);
 void dial9_sample_free(struct dial9_session *s);
 int dial9_sample_start(struct dial9_session *s);

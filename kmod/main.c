@@ -452,13 +452,7 @@ static int __init dial9_init(void)
 	ret = dial9_probes_init();
 	if (ret)
 		return ret;
-	ret = dial9_sample_init();
-	if (ret)
-		return ret;
-	ret = misc_register(&dial9_misc);
-	if (ret)
-		dial9_sample_exit();
-	return ret;
+	return misc_register(&dial9_misc);
 }
 
 static void __exit dial9_exit(void)

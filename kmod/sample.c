@@ -25,6 +25,7 @@
 #include <linux/sched.h>
 #include <linux/timekeeping.h>
 #include <linux/minmax.h>
+#include <linux/mutex.h>
 #include "dial9_core.h"
 
 struct dial9_sampler {
@@ -36,7 +37,7 @@ struct dial9_sampler {
 	u64 unreported;		/* of them, since the last SAMPLE record */
 };
 
-static enum cpuhp_state dial9_cpuhp;
+static enum cpuhp_state dial9_cpuhp;	/* 0: not set up yet */
 
 static enum hrtimer_restart dial9_sample_fn(struct hrtimer *t)
 {
@@ -90,22 +91,37 @@ static int dial9_sample_offline(unsigned int cpu, struct hlist_node *node)
 	return 0;
 }
 
-int dial9_sample_init(void)
-{
-	int ret;
+/*
+ * The hotplug state, set up at the first sampling session's start (a
+ * module whose sessions never sample registers nothing with the CPU
+ * hotplug machinery) and removed at module exit.
+ */
+static DEFINE_MUTEX(dial9_cpuhp_lock);
 
-	ret = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, "dial9:sample",
-				      dial9_sample_online,
-				      dial9_sample_offline);
-	if (ret < 0)
-		return ret;
-	dial9_cpuhp = ret;
-	return 0;
+static int dial9_cpuhp_get(void)
+{
+	int ret = 0;
+
+	mutex_lock(&dial9_cpuhp_lock);
+	if (!dial9_cpuhp) {
+		ret = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN,
+					      "dial9:sample",
+					      dial9_sample_online,
+					      dial9_sample_offline);
+		if (ret > 0) {
+			dial9_cpuhp = ret;
+			ret = 0;
+		}
+	}
+	mutex_unlock(&dial9_cpuhp_lock);
+	return ret;
 }
 
+/* Module exit: no session is left. */
 void dial9_sample_exit(void)
 {
-	cpuhp_remove_multi_state(dial9_cpuhp);
+	if (dial9_cpuhp)
+		cpuhp_remove_multi_state(dial9_cpuhp);
 }
 
 /*
@@ -120,6 +136,9 @@ int dial9_sample_start(struct dial9_session *s)
 
 	if (!s->sample_hz || s->sampling)
 		return 0;
+	ret = dial9_cpuhp_get();
+	if (ret)
+		return ret;
 	if (!s->samplers) {
 		s->samplers = alloc_percpu(struct dial9_sampler);
 		if (!s->samplers)
