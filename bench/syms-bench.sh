@@ -7,7 +7,9 @@
 #     (DIAL9_DEBUG_DIR),
 #  3. the largest shared library here with only .dynsym (Debian strips:
 #     libLLVM where installed),
-# N distinct addresses each (default 10000).  BENCH lines on stdout.
+# N distinct addresses each (default 10000); then DIR/symtab_bench: the
+# symbol table the worker makes of a segment whose stacks hold N distinct
+# frames of the generated program (each twice).  BENCH lines on stdout.
 set -eu
 B=$1 FUNCS=${2:-100000} N=${3:-10000}
 CC=${CC:-cc}
@@ -38,3 +40,5 @@ if [ -n "$lib" ]; then
 	echo "BENCH-INFO case=dynsym"
 	"$B/syms_bench" "$lib" "$N"
 fi
+echo "BENCH-INFO case=segment-table"
+"$B/symtab_bench" "$T/gen-$FUNCS" "$N"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * syms_bench.c - what naming stack frames costs (tools/symbols.c): for
+ * syms_bench.c - what naming stack frames costs (lib/symbols/symbols.c): for
  * one ELF file, the first frame (the object found and its symbols read,
  * sorted), then N distinct addresses, each inside a function, spread
  * over the file's functions, looked up once each and then again; the
@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include "sched/sched_stacks.h"
-#include "symbols.h"
-#include "symbols_elf.h"
+#include "symbols/symbols.h"
+#include "symbols/elf.h"
 
 static double now_ns(void)
 {
@@ -70,9 +70,9 @@ int main(int argc, char **argv)
 	}
 	/* the addresses: from the file's own table (the same reader) */
 	fd = open(from, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || sym_elf_read(&t, fd, NULL, 0, SYM_LOADS | SYM_SYMTAB,
+	if (fd < 0 || d9_sym_elf_read(&t, fd, NULL, 0, SYM_LOADS | SYM_SYMTAB,
 				   NULL, &why) ||
-	    (!t.nsyms && sym_elf_read(&t, fd, NULL, 0, SYM_DYNSYM, NULL,
+	    (!t.nsyms && d9_sym_elf_read(&t, fd, NULL, 0, SYM_DYNSYM, NULL,
 				      &why))) {
 		fprintf(stderr, "syms_bench: %s: cannot be read\n", from);
 		return 1;
@@ -92,30 +92,30 @@ int main(int argc, char **argv)
 	printf("BENCH-INFO syms file=%s functions=%zu addresses=%zu\n",
 	       argv[1], t.nsyms, n);
 	funcs = t.nsyms;
-	sym_table_free(&t);
+	d9_sym_table_free(&t);
 	if (!n)
 		return 1;
 	m.path = argv[1];
 	for (int r = 0; r < reps; r++) {
 		struct mallinfo2 before = mallinfo2(), after;
-		struct cli_syms s;
+		struct d9_syms s;
 		const char *name, *obj;
 		uint64_t within;
 		double t0, t1, t2, t3;
 
-		cli_syms_init(&s);
+		d9_syms_init(&s);
 		t0 = now_ns();
 		f.off = offs[0];
-		named = !cli_syms_lookup(&s, &f, &name, &within, &obj);
+		named = !d9_syms_lookup(&s, &f, &name, &within, &obj);
 		t1 = now_ns();
 		for (size_t i = 1; i < n; i++) {
 			f.off = offs[i];
-			named += !cli_syms_lookup(&s, &f, &name, &within, &obj);
+			named += !d9_syms_lookup(&s, &f, &name, &within, &obj);
 		}
 		t2 = now_ns();
 		for (size_t i = 0; i < n; i++) {
 			f.off = offs[i];
-			cli_syms_lookup(&s, &f, &name, &within, &obj);
+			d9_syms_lookup(&s, &f, &name, &within, &obj);
 		}
 		t3 = now_ns();
 		after = mallinfo2();
@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 		       (t3 - t2) / (double)n, after.uordblks - before.uordblks,
 		       (double)(after.uordblks - before.uordblks) /
 		       (double)funcs, named);
-		cli_syms_free(&s);
+		d9_syms_free(&s);
 	}
 	getrusage(RUSAGE_SELF, &ru);
 	printf("BENCH syms rss_kb=%ld\n", ru.ru_maxrss);

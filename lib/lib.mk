@@ -49,9 +49,10 @@ LIB_CPPFLAGS := -D_GNU_SOURCE -DDIAL9_S3=$(DIAL9_S3) -Ilib/include -Ilib -Iuapi
 # DIAL9_VERSION); make install writes it into the installed header.
 LIB_CPPFLAGS += -DDIAL9_VERSION_STRING='"$(LIB_VERSION)"'
 LIB_CFLAGS := -std=gnu11 -O2 -g $(WARN) -pthread
-LIB_LDLIBS := $(strip -luring -llz4 -lz $(if $(filter 1,$(DIAL9_S3)),-lcurl -lcrypto) -pthread)
-# The command also reads ELF files for symbol names (tools/symbols.c).
-TOOL_LDLIBS := -lelf
+LIB_LDLIBS := $(strip -luring -llz4 -lelf -lz $(if $(filter 1,$(DIAL9_S3)),-lcurl -lcrypto) -pthread)
+# -lelf: stack frames named through libelf (lib/symbols/), by the
+# command and by the worker's symbol table step (DIAL9_SYMBOLS).
+TOOL_LDLIBS :=
 LIB_CONF := $(LIB_B)/build-options
 
 LIB_SO := $(LIB_B)/libdial9.so.$(LIB_VERSION)
@@ -352,17 +353,22 @@ BENCH_SYMS_FUNCS ?= 100000
 BENCH_SYMS_ADDRS ?= 10000
 
 .PHONY: bench-syms
-bench-syms: $(BENCH_B)/syms_bench
+bench-syms: $(BENCH_B)/syms_bench $(BENCH_B)/symtab_bench
 	@mkdir -p $(BENCH_LOGS)
 	@set -o pipefail; bench/syms-bench.sh $(BENCH_B) $(BENCH_SYMS_FUNCS) \
 		$(BENCH_SYMS_ADDRS) | tee $(BENCH_LOGS)/syms.log
 
-$(BENCH_B)/syms_bench: bench/syms_bench.c tools/symbols.c tools/symbols_elf.c \
-		tools/symbols.h tools/symbols_elf.h $(LIB_A)
+$(BENCH_B)/syms_bench: bench/syms_bench.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(LIB_CPPFLAGS) -Itools -std=gnu11 -O2 -g $(WARN) -o $@ \
-		bench/syms_bench.c tools/symbols.c tools/symbols_elf.c $(LIB_A) \
+	$(CC) $(LIB_CPPFLAGS) -std=gnu11 -O2 -g $(WARN) -o $@ \
+		bench/syms_bench.c $(LIB_A) \
 		$(LIB_LDLIBS) $(TOOL_LDLIBS)
+
+# A segment's symbol table (lib/symbols/symtab.c), as the worker makes it.
+$(BENCH_B)/symtab_bench: bench/symtab_bench.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CPPFLAGS) -std=gnu11 -O2 -g $(WARN) -o $@ \
+		bench/symtab_bench.c $(LIB_A) $(LIB_LDLIBS)
 
 $(BENCH_B)/dial9-idle: bench/idle.c $(LIB_A) lib/include/dial9.h
 	@mkdir -p $(dir $@)

@@ -27,7 +27,7 @@
 #include "flame.h"
 #include "sched/sched_stacks.h"
 #include "sched_report.h"
-#include "symbols.h"
+#include "symbols/symbols.h"
 
 static void usage(FILE *out)
 {
@@ -223,7 +223,7 @@ int cmd_flame(int argc, char **argv)
 	struct sched_stats st;
 	struct flame f = { .st = &st };
 	struct args a = { .symbols = true };
-	struct cli_syms syms;
+	struct d9_syms syms;
 	char **paths;
 	int n, rc;
 
@@ -237,10 +237,11 @@ int cmd_flame(int argc, char **argv)
 		return 1;
 	}
 	/* frames as function names where the files are here */
-	cli_syms_init(&syms);
+	d9_syms_init(&syms);
 	if (a.symbols) {
-		st.stacks->symbolize = cli_syms_lookup;
+		st.stacks->symbolize = d9_syms_lookup;
 		st.stacks->sym_ctx = &syms;
+		syms.trace = st.stacks;	/* its own table first */
 		st.stacks->names_only = true;
 	}
 	n = cli_collect(argc - optind, argv + optind, &paths);
@@ -265,12 +266,12 @@ int cmd_flame(int argc, char **argv)
 	if (!rc)
 		rc = notes(&f);
 	if (!rc)
-		cli_syms_notes(&syms, "flame");
+		d9_syms_notes(&syms, "flame");
 	if (!rc)
 		rc = cli_write_output("flame", a.outpath, a.svg ?
 				      flame_write_svg : flame_write_folded, &f);
 	flame_free(&f);
 	d9_sched_stats_free(&st);
-	cli_syms_free(&syms);
+	d9_syms_free(&syms);
 	return rc;
 }

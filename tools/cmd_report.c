@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "report.h"
 #include "sched_report.h"
+#include "symbols/symbols.h"
 #include "timeline.h"
 
 /* tools/report.html, from build/tools/report_html.c (lib/lib.mk). */
@@ -288,6 +289,7 @@ int cmd_report(int argc, char **argv)
 	const char *outpath = NULL;
 	unsigned long long top = 100;
 	struct timeline tl;
+	struct d9_syms syms;
 	bool html = false;
 	struct page page;
 	char *end;
@@ -320,9 +322,17 @@ int cmd_report(int argc, char **argv)
 	if (tl_load_args(&tl, argc - optind, argv + optind, "report",
 			 TL_CULPRITS))
 		return 1;
+	/* the explanations' stacks: the trace's names, else the files here */
+	d9_syms_init(&syms);
+	syms.trace = tl.st.stacks;
+	tl.st.stacks->symbolize = d9_syms_lookup;
+	tl.st.stacks->sym_ctx = &syms;
 	page.tl = &tl;
 	page.top = (size_t)top;
 	rc = cli_write_output("report", outpath, write_report, &page);
+	if (!rc)
+		d9_syms_notes(&syms, "report");
 	tl_free(&tl);
+	d9_syms_free(&syms);
 	return rc;
 }

@@ -23,7 +23,7 @@
 #include "common/common.h"
 #include "sched/sched_read.h"
 #include "sched_report.h"
-#include "symbols.h"
+#include "symbols/symbols.h"
 
 int sched_file(struct sched_stats *st, const char *path)
 {
@@ -262,7 +262,7 @@ int cmd_sched(int argc, char **argv)
 	struct sched_report_opts ro = { 0 };
 	uint64_t threshold_ns = 10000000, duration_ns = 0;
 	struct sched_stats st;
-	struct cli_syms syms;
+	struct d9_syms syms;
 	int pids[64], npids = 0, c, rc = 0;
 	bool live = false, symbols = true;
 	char **paths = NULL;
@@ -316,10 +316,11 @@ int cmd_sched(int argc, char **argv)
 		return 1;
 	}
 	/* --explain's stacks: function names from the files, where here */
-	cli_syms_init(&syms);
+	d9_syms_init(&syms);
 	if (ro.explain && symbols) {
-		st.stacks->symbolize = cli_syms_lookup;
+		st.stacks->symbolize = d9_syms_lookup;
 		st.stacks->sym_ctx = &syms;
+		syms.trace = st.stacks;	/* its own table first */
 	}
 	if (live) {
 		if (optind < argc) {
@@ -329,7 +330,7 @@ int cmd_sched(int argc, char **argv)
 		rc = sched_live(&st, pids, (unsigned int)npids, threshold_ns,
 				duration_ns, &ro);
 		d9_sched_stats_free(&st);
-		cli_syms_free(&syms);
+		d9_syms_free(&syms);
 		return rc;
 	}
 	if (npids) {
@@ -361,10 +362,10 @@ int cmd_sched(int argc, char **argv)
 			rc = 1;
 		} else {
 			sched_stats_report(&st, &ro, stdout);
-			cli_syms_notes(&syms, "sched");
+			d9_syms_notes(&syms, "sched");
 		}
 	}
 	d9_sched_stats_free(&st);
-	cli_syms_free(&syms);
+	d9_syms_free(&syms);
 	return rc;
 }

@@ -12,6 +12,8 @@
 #include "cli.h"
 #include "report.h"
 #include "sched_report.h"
+#include "sched/sched_spans.h"
+#include "sched/sched_stacks.h"
 
 const char *report_culprit_label(const struct timeline *tl,
 				 const char *const *by_sched, uint32_t src,
@@ -47,7 +49,49 @@ static int lane_piece(void *ctx, const struct sched_occ *o, uint64_t from,
 	return 0;
 }
 
-/* The explanation of @y: {cpu, cause, waker, idle, ran, lane}. */
+/* ,"@key":[frames] (as dial9 sched --explain shows them) or null */
+static void stack_json(FILE *f, const struct timeline *tl,
+		       const struct sched_stack *sk, const char *key)
+{
+	char frame[300];
+
+	fprintf(f, ",\"%s\":", key);
+	if (!sk) {
+		fputs("null", f);
+		return;
+	}
+	fputc('[', f);
+	for (uint32_t i = 0; i < sk->n; i++) {
+		d9_sched_stacks_frame(tl->st.stacks, sk, i, frame, sizeof(frame));
+		if (i)
+			fputc(',', f);
+		tl_json_str(f, frame, strlen(frame));
+	}
+	fputc(']', f);
+}
+
+/* ,"span":{name, start} (the page's time) or null */
+static void span_json(FILE *f, const struct timeline *tl,
+		      const struct sched_wait *w)
+{
+	struct sched_stats *st = (struct sched_stats *)&tl->st;
+	const struct sched_span *sp = st->spans ? sched_wait_span(st, w) : NULL;
+	const char *name;
+
+	fputs(",\"span\":", f);
+	if (!sp) {
+		fputs("null", f);
+		return;
+	}
+	name = d9_sched_span_name(st->spans, sp);
+	fputs("{\"name\":", f);
+	tl_json_str(f, name, strlen(name));
+	fprintf(f, ",\"start\":%" PRId64 "}",
+		(int64_t)(sp->start - tl->first_ns));
+}
+
+/* The explanation of @y: {cpu, cause, waker, idle, ran, span, stack,
+ * waker_stack, lane}. */
 static int why_json(FILE *f, const struct timeline *tl,
 		    const char *const *by_sched, const struct sched_explained *y)
 {
@@ -79,8 +123,19 @@ static int why_json(FILE *f, const struct timeline *tl,
 		tl_json_str(f, name, strlen(name));
 		fprintf(f, ",%" PRIu64 "]", c->ns);
 	}
+	fputc(']', f);
+	span_json(f, tl, w);
+	if (tl->st.stacks) {
+		/* only read: the stacks were sorted when first looked up */
+		struct sched_stats *st = (struct sched_stats *)&tl->st;
+
+		stack_json(f, tl, sched_wait_stack(st, w), "stack");
+		stack_json(f, tl, sched_waker_stack(st, w), "waker_stack");
+	} else {
+		fputs(",\"stack\":null,\"waker_stack\":null", f);
+	}
 	/* the lane: the piece of the wait on the CPU where it ended */
-	fprintf(f, "],\"from\":%" PRIu64 ",\"lane\":[", w->start - tl->first_ns);
+	fprintf(f, ",\"from\":%" PRIu64 ",\"lane\":[", w->start - tl->first_ns);
 	ret = d9_culprits_lane(tl->st.culprits, w->src, w->cpu, w->start,
 			       w->end, lane_piece, &l);
 	fputs("]}", f);

@@ -52,6 +52,17 @@ struct sched_explained {
 int sched_explain_collect(struct sched_stats *st, uint64_t min_ns,
 			  struct sched_explained **v, size_t *n);
 void sched_explained_free(struct sched_explained *v, size_t n);
+struct sched_stack;
+struct sched_span;
+/* The stack @w's thread was switched out with before the wait, or NULL. */
+const struct sched_stack *sched_wait_stack(struct sched_stats *st,
+					  const struct sched_wait *w);
+/* The stack of @w's waker as it woke the thread, or NULL. */
+const struct sched_stack *sched_waker_stack(struct sched_stats *st,
+					   const struct sched_wait *w);
+/* The application span open on @w's thread as the wait began, or NULL. */
+const struct sched_span *sched_wait_span(struct sched_stats *st,
+					const struct sched_wait *w);
 /* "new", "preempted", "woken" or "unknown" (enum sched_cause). */
 const char *sched_cause_name(uint32_t cause);
 /* ,"delays":[...] / the @max longest as text; 0 or -ENOMEM. */

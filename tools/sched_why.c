@@ -128,17 +128,15 @@ static void waker_json(struct sched_stats *st, const struct sched_wait *w,
 	}
 }
 
-/* The stack @w's thread was switched out with before the wait, or NULL. */
-static const struct sched_stack *wait_stack(struct sched_stats *st,
-					    const struct sched_wait *w)
+const struct sched_stack *sched_wait_stack(struct sched_stats *st,
+					  const struct sched_wait *w)
 {
 	return d9_sched_stacks_before(st->stacks, w->src,
 				      st->threads[w->thread].tid, w->end);
 }
 
-/* The stack of @w's waker as it woke the thread, or NULL. */
-static const struct sched_stack *waker_stack(struct sched_stats *st,
-					     const struct sched_wait *w)
+const struct sched_stack *sched_waker_stack(struct sched_stats *st,
+					   const struct sched_wait *w)
 {
 	if (!w->info.waker_known || w->info.waker_irq || !w->info.waker_tid)
 		return NULL;
@@ -146,9 +144,8 @@ static const struct sched_stack *waker_stack(struct sched_stats *st,
 				     w->info.wake_ts);
 }
 
-/* The application span open on @w's thread as the wait began, or NULL. */
-static const struct sched_span *wait_span(struct sched_stats *st,
-					  const struct sched_wait *w)
+const struct sched_span *sched_wait_span(struct sched_stats *st,
+					const struct sched_wait *w)
 {
 	return d9_sched_spans_at(st->spans, w->src, st->threads[w->thread].tid,
 				 w->end - w->info.delay_ns, NULL);
@@ -194,7 +191,7 @@ static void stack_text(struct sched_stats *st, const struct sched_stack *sk,
 static void span_json(struct sched_stats *st, const struct sched_wait *w,
 		      FILE *out)
 {
-	const struct sched_span *sp = wait_span(st, w);
+	const struct sched_span *sp = sched_wait_span(st, w);
 	const char *name;
 
 	fputs(",\"span\":", out);
@@ -211,7 +208,7 @@ static void span_json(struct sched_stats *st, const struct sched_wait *w,
 static void span_text(struct sched_stats *st, const struct sched_wait *w,
 		      FILE *out)
 {
-	const struct sched_span *sp = wait_span(st, w);
+	const struct sched_span *sp = sched_wait_span(st, w);
 
 	if (sp)
 		fprintf(out, "    in span %s (since %.6f s)\n",
@@ -243,8 +240,8 @@ static void delay_json(struct explain *x, const struct sched_explained *e)
 	}
 	fprintf(x->out, "],\"idle_elsewhere_ns\":%" PRIu64, e->idle);
 	span_json(x->st, w, x->out);
-	stack_json(x->st, wait_stack(x->st, w), "stack", x->out);
-	stack_json(x->st, waker_stack(x->st, w), "waker_stack", x->out);
+	stack_json(x->st, sched_wait_stack(x->st, w), "stack", x->out);
+	stack_json(x->st, sched_waker_stack(x->st, w), "waker_stack", x->out);
 	fputc('}', x->out);
 }
 
@@ -373,9 +370,9 @@ int sched_explain_text(struct sched_stats *st, uint64_t min_ns, size_t max,
 		fprintf(out, "%s; another CPU idle meanwhile: %.3f ms\n",
 			e->nran ? "" : " nothing recorded", e->idle / 1e6);
 		span_text(st, w, out);
-		stack_text(st, wait_stack(st, w), "stack at its switch-out",
+		stack_text(st, sched_wait_stack(st, w), "stack at its switch-out",
 			   out);
-		stack_text(st, waker_stack(st, w), "its waker's stack as it "
+		stack_text(st, sched_waker_stack(st, w), "its waker's stack as it "
 			   "woke it", out);
 	}
 	sched_explained_free(x.v, x.n);

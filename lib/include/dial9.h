@@ -185,6 +185,15 @@ struct dial9_config {
 	 * sched_note and dial9_stats.sched_reader_prio say so.
 	 * DIAL9_SCHED_READER_PRIO. */
 	uint32_t sched_reader_prio;
+	/* A symbol table in each shipped segment that has stack frames
+	 * (DIAL9_SCHED_STACKS): the worker names the frames from the files
+	 * on this host before it compresses and ships the segment, so that
+	 * the trace has names wherever it is read (docs/upload.md).  enum
+	 * dial9_symbols; DIAL9_SYMBOLS. */
+	uint32_t symbols;
+	/* Distinct frames named per segment at most (the rest are counted
+	 * and noted); 0: 16384.  DIAL9_SYMBOLS_MAX_FRAMES. */
+	uint32_t symbols_max_frames;
 	/* On-CPU samples of the recorded threads, with their user stacks,
 	 * this many times a second per CPU (a CPU profile: sched.sample
 	 * events); default 99, 0: none, at most 1000.  From dial9.ko, or
@@ -192,6 +201,13 @@ struct dial9_config {
 	 * where neither can, the trace's sched_note says so.
 	 * DIAL9_CPU_SAMPLE_HZ. */
 	uint32_t cpu_sample_hz;
+};
+
+enum dial9_symbols {
+	DIAL9_SYMBOLS_AUTO = 0, /* on if DIAL9_SCHED_STACKS and a pipeline */
+	DIAL9_SYMBOLS_OFF = 1,
+	DIAL9_SYMBOLS_ON = 2,   /* the same as AUTO today: frames come only
+				 * from DIAL9_SCHED_STACKS */
 };
 
 enum dial9_storage {
@@ -313,6 +329,12 @@ struct dial9_stats {
 	/* Segment summaries (docs/format.md), shipped beside the segments. */
 	uint64_t summaries_done;   /* shipped (S3) or written (write-back) */
 	uint64_t summaries_failed; /* not built, refused, or abandoned: lost */
+	/* Symbol tables of shipped segments (dial9_config.symbols). */
+	uint64_t symbols_segments; /* segments given a table */
+	uint64_t symbols_named;    /* distinct frames named, over all of them */
+	uint64_t symbols_unnamed;  /* looked up, not named (noted in the trace) */
+	uint64_t symbols_capped;   /* frame occurrences past the cap (noted) */
+	uint64_t symbols_failed;   /* tables not made: shipped without one */
 	/* The CPU profile: on-CPU samples written (sched.sample events);
 	 * those the kernel dropped are in sched_lost. */
 	uint64_t sched_samples;

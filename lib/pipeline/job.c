@@ -322,6 +322,47 @@ static void summarize(struct d9_worker *wk, struct job *j)
 	d9_wk_enqueue(wk, s, false);
 }
 
+/*
+ * The segment's symbol table (symbols/symtab.h) appended to it before it
+ * is compressed, if it has stack frames.  A table that cannot be made is
+ * counted and logged; the segment goes on without it.
+ */
+static void add_symbols(struct d9_worker *wk, struct job *j)
+{
+	struct d9_symtab_result r;
+	void *tab = NULL;
+	uint8_t *grown;
+	size_t n = 0;
+	int ret;
+
+	ret = d9_symtab_build(wk->symtab, j->raw, j->raw_len, &tab, &n, &r);
+	if (!ret && !tab)
+		return; /* no stacks */
+	grown = ret ? NULL : realloc(j->raw, j->raw_len + n);
+	if (grown) {
+		memcpy(grown + j->raw_len, tab, n);
+		j->raw = grown;
+		j->raw_len += n;
+	} else if (!ret) {
+		ret = -ENOMEM;
+	}
+	free(tab);
+	pthread_mutex_lock(&wk->mu);
+	if (ret) {
+		wk->st.symbols_failed++;
+	} else {
+		wk->st.symbols_segments++;
+		wk->st.symbols_named += r.named;
+		wk->st.symbols_unnamed += r.unnamed;
+		wk->st.symbols_capped += r.capped;
+	}
+	pthread_mutex_unlock(&wk->mu);
+	if (ret)
+		d9_wk_log(wk, "segment %s: cannot make its symbol table: %s; "
+			  "it is shipped without one", j->src,
+			  dial9_strerror(ret));
+}
+
 void d9_job_read_done(struct d9_worker *wk, struct job *j, int res)
 {
 	if (res < 0) {
@@ -336,9 +377,11 @@ void d9_job_read_done(struct d9_worker *wk, struct job *j, int res)
 	j->raw_len = j->off; /* shorter than at fstat: cut by eviction */
 	close(j->fd);
 	j->fd = -1;
+	j->compressed = d9_lz4_is_frame(j->raw, j->raw_len);
+	if (wk->symtab && !j->compressed)
+		add_symbols(wk, j);
 	j->data = j->raw;
 	j->len = j->raw_len;
-	j->compressed = d9_lz4_is_frame(j->raw, j->raw_len);
 	{
 		uint64_t real = start_real(j);
 

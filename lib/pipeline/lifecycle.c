@@ -38,6 +38,7 @@ void d9_worker_free(struct d9_worker *wk)
 	if (wk->efd >= 0)
 		close(wk->efd);
 	d9_wk_free_dead(wk);
+	d9_symtab_free(wk->symtab);
 	free(wk->wb_dir);
 	free(wk->bucket);
 	free(wk->prefix);
@@ -95,6 +96,11 @@ int d9_worker_new(struct d9_worker **out, const struct dial9_config *cfg)
 							  300000) * D9_NS_PER_MS;
 	if (wk->retry_max_ns < wk->retry_base_ns)
 		wk->retry_max_ns = wk->retry_base_ns;
+	/* frames come only with DIAL9_SCHED_STACKS: without, nothing to do */
+	if (cfg->symbols != DIAL9_SYMBOLS_OFF &&
+	    (cfg->sched_flags & DIAL9_SCHED_STACKS) &&
+	    d9_symtab_new(&wk->symtab, cfg->symbols_max_frames))
+		goto out_nomem;
 	if (p & DIAL9_PIPE_WRITE_BACK) {
 		wk->wb_dir = strdup(cfg->write_back_dir);
 		if (!wk->wb_dir)
@@ -277,5 +283,10 @@ void d9_worker_stats(struct d9_worker *wk, struct dial9_stats *st)
 	st->dumps_done = wk->st.dumps_done;
 	st->summaries_done = wk->st.summaries_done;
 	st->summaries_failed = wk->st.summaries_failed;
+	st->symbols_segments = wk->st.symbols_segments;
+	st->symbols_named = wk->st.symbols_named;
+	st->symbols_unnamed = wk->st.symbols_unnamed;
+	st->symbols_capped = wk->st.symbols_capped;
+	st->symbols_failed = wk->st.symbols_failed;
 	pthread_mutex_unlock(&wk->mu);
 }

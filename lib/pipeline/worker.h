@@ -28,6 +28,7 @@
 #include "common/common.h"
 #include "common/text.h"
 #include "pipeline/pipeline.h"
+#include "symbols/symtab.h"
 #if DIAL9_S3
 #include <curl/curl.h>
 #endif
@@ -137,6 +138,7 @@ struct d9_worker {
 	unsigned int concurrency, upload_timeout_ms;
 	uint64_t retry_base_ns, retry_max_ns;
 	char boot_id[32], service[256], host[256];
+	struct d9_symtab *symtab; /* symbol tables, or NULL: none */
 	d9_shipped_fn *shipped; /* the segment writer's budget */
 	void *shipped_ctx;
 
@@ -148,7 +150,7 @@ struct d9_worker {
 	struct job *qhead, *qtail;
 	bool stop;
 	uint64_t stop_deadline;
-	struct dial9_stats st; /* only the pipe_*, s3_*, summaries_* */
+	struct dial9_stats st; /* only the pipe_*, s3_*, summaries_*, symbols_* */
 
 	/* the worker thread's own */
 	struct io_uring ring;

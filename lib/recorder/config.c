@@ -270,6 +270,18 @@ int dial9_config_from_env(struct dial9_config *c)
 		else
 			c->sched_flags &= ~DIAL9_SCHED_STACKS;
 	}
+	if ((s = getenv("DIAL9_SYMBOLS"))) {
+		int on = parse_bool(s);
+
+		if (on < 0)
+			d9_log("DIAL9_SYMBOLS=\"%s\" is not a boolean; "
+			       "using the default (on with DIAL9_SCHED_STACKS)",
+			       s);
+		else
+			c->symbols = on ? DIAL9_SYMBOLS_ON : DIAL9_SYMBOLS_OFF;
+	}
+	if (env_u64("DIAL9_SYMBOLS_MAX_FRAMES", 1, 1u << 24, &v))
+		c->symbols_max_frames = (uint32_t)v;
 	if (env_u64("DIAL9_FLUSH_NICE", 0, 19, &v))
 		c->flush_nice = (int32_t)v;
 	if (env_u64("DIAL9_SCHED_READER_PRIO", 0, 99, &v))
@@ -317,7 +329,8 @@ int d9_config_check(const struct dial9_config *in, struct dial9_config *c)
 	    c->upload_concurrency > 64 || c->shutdown_timeout_ms > 3600000 ||
 	    c->mode > DIAL9_MODE_TRIGGER || c->dump_debounce_ms > 3600000 ||
 	    c->trigger_signal < 0 || c->trigger_signal > SIGRTMAX ||
-	    c->trigger_signal == SIGKILL || c->trigger_signal == SIGSTOP)
+	    c->trigger_signal == SIGKILL || c->trigger_signal == SIGSTOP ||
+	    c->symbols > DIAL9_SYMBOLS_ON || c->symbols_max_frames > (1u << 24))
 		return -EINVAL;
 	/* a dump needs somewhere to go; segments in memory too */
 	if (c->mode == DIAL9_MODE_TRIGGER && !c->pipeline)

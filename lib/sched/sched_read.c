@@ -31,6 +31,8 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 		{ "dial9.lost", SK_APP_LOST },
 		{ "sched.stack", SK_STACK }, { "sched.mapping", SK_MAPPING },
 		{ "sched.sample", SK_SAMPLE },
+		{ "sched.symbol", SK_SYMBOL },
+		{ "sched.symbol_note", SK_SYMBOL_NOTE },
 	};
 
 	memset(f, 0, sizeof(*f));
@@ -71,6 +73,10 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 	f->build_id = dial9_schema_field_index(s, "build_id");
 	f->period = dial9_schema_field_index(s, "period_ns");
 	f->missed = dial9_schema_field_index(s, "missed");
+	f->address = dial9_schema_field_index(s, "address");
+	f->within = dial9_schema_field_index(s, "within");
+	f->object = dial9_schema_field_index(s, "object");
+	f->why = dial9_schema_field_index(s, "why");
 	f->other = dial9_schema_field_index(s, f->kind == SK_OUT ? "next_tid" :
 						"prev_tid");
 }
@@ -140,6 +146,13 @@ void d9_sched_clock_sync(struct sched_stats *st, uint32_t src,
 	st->srcs[src].synced = true;
 	st->srcs[src].sync_mono = rec->mono_ns;
 	st->srcs[src].sync_real = rec->real_ns;
+}
+
+/* Field @i is a string (plain or interned). */
+static bool is_str(const struct dial9_record *r, int i)
+{
+	return i >= 0 && (r->values[i].type == DIAL9_STR ||
+			  r->values[i].type == DIAL9_ISTR);
 }
 
 int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
@@ -220,6 +233,26 @@ int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 				id ? r->values[f->build_id].str.ptr : NULL,
 				id ? r->values[f->build_id].str.len : 0);
 	}
+	case SK_SYMBOL:
+		if (!st->stacks || !is_str(r, f->name) || !is_str(r, f->object) ||
+		    f->address < 0)
+			return 0;
+		return d9_sched_stacks_symbol(st->stacks, src, pid,
+				d9_sched_fu64(r, f->address),
+				r->values[f->name].str.ptr,
+				r->values[f->name].str.len,
+				d9_sched_fu64(r, f->within),
+				r->values[f->object].str.ptr,
+				r->values[f->object].str.len);
+	case SK_SYMBOL_NOTE:
+		if (!st->stacks || !is_str(r, f->object) || !is_str(r, f->why))
+			return 0;
+		return d9_sched_stacks_symbol_note(st->stacks, src, pid,
+				d9_sched_fu64(r, f->frames),
+				r->values[f->object].str.ptr,
+				r->values[f->object].str.len,
+				r->values[f->why].str.ptr,
+				r->values[f->why].str.len);
 	case SK_APP_LOST:
 		st->lost_app += d9_sched_fu64(r, f->events);
 		return 0;

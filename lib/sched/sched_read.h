@@ -12,7 +12,7 @@
 enum sched_kind {
 	SK_OTHER, SK_OUT, SK_IN, SK_WAKING, SK_MIGRATE, SK_EXIT, SK_COMM,
 	SK_LOST, SK_SSTAT, SK_UNFOLLOWED, SK_APP_LOST, SK_STACK, SK_MAPPING,
-	SK_SAMPLE,
+	SK_SAMPLE, SK_SYMBOL, SK_SYMBOL_NOTE,
 };
 
 /* Field indexes of one schema (-1: absent). */
@@ -23,7 +23,7 @@ struct sched_fields {
 	    rcount, name, count, run, slices, parent, waker, events, pexec,
 	    other, wakerpid, irq, from, to, frames, truncated, start, end,
 	    offset, path, waker_stack;
-	int build_id, period, missed;
+	int build_id, period, missed, address, within, object, why;
 };
 
 void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s);

@@ -28,6 +28,16 @@ void d9_sched_stacks_free(struct sched_stacks *s)
 	for (size_t i = 0; i < s->nmaps; i++)
 		free(s->maps[i].path);
 	free(s->maps);
+	for (size_t i = 0; i < s->nsyms; i++) {
+		free(s->syms[i].name);
+		free(s->syms[i].obj);
+	}
+	free(s->syms);
+	for (size_t i = 0; i < s->nnotes; i++) {
+		free(s->notes[i].obj);
+		free(s->notes[i].why);
+	}
+	free(s->notes);
 	free(s->wakers);
 	free(s->samples);
 	free(s->v);
@@ -217,26 +227,126 @@ const struct sched_stack *d9_sched_stacks_waker(struct sched_stacks *s,
 	return st && st->ts == ts ? st : NULL;
 }
 
+static int cmp_symbol(const void *pa, const void *pb)
+{
+	const struct sched_symbol *a = pa, *b = pb;
+
+	if (a->src != b->src)
+		return a->src < b->src ? -1 : 1;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->ip < b->ip ? -1 : a->ip > b->ip;
+}
+
+int d9_sched_stacks_symbol(struct sched_stacks *s, uint32_t src, uint32_t pid,
+			   uint64_t ip, const char *name, size_t namelen,
+			   uint64_t within, const char *obj, size_t objlen)
+{
+	struct sched_symbol *y;
+	char *n, *o;
+
+	if (d9_grow((void **)&s->syms, &s->syms_cap, s->nsyms + 1,
+		    sizeof(*s->syms)))
+		return -ENOMEM;
+	n = strndup(name, namelen);
+	o = strndup(obj, objlen);
+	if (!n || !o) {
+		free(n);
+		free(o);
+		return -ENOMEM;
+	}
+	/* names reach terminals and folded stacks: no control characters */
+	for (char *p = n; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '_';
+	y = &s->syms[s->nsyms++];
+	*y = (struct sched_symbol){ .src = src, .pid = pid, .ip = ip,
+				    .within = within, .name = n, .obj = o };
+	s->syms_sorted = false;
+	return 0;
+}
+
+int d9_sched_stacks_symbol_note(struct sched_stacks *s, uint32_t src,
+				uint32_t pid, uint64_t frames, const char *obj,
+				size_t objlen, const char *why, size_t whylen)
+{
+	struct sched_symbol_note *e;
+	char *o, *w;
+
+	if (d9_grow((void **)&s->notes, &s->notes_cap, s->nnotes + 1,
+		    sizeof(*s->notes)))
+		return -ENOMEM;
+	o = strndup(obj, objlen);
+	w = strndup(why, whylen);
+	if (!o || !w) {
+		free(o);
+		free(w);
+		return -ENOMEM;
+	}
+	e = &s->notes[s->nnotes++];
+	*e = (struct sched_symbol_note){ .src = src, .pid = pid,
+					 .frames = frames, .obj = o, .why = w };
+	return 0;
+}
+
+const struct sched_symbol *d9_sched_stacks_find_symbol(struct sched_stacks *s,
+						       uint32_t src,
+						       uint32_t pid,
+						       uint64_t ip)
+{
+	struct sched_symbol key = { .src = src, .pid = pid, .ip = ip };
+	size_t lo = 0, hi;
+
+	if (!s || !s->nsyms)
+		return NULL;
+	if (!s->syms_sorted) {
+		d9_sort(s->syms, s->nsyms, sizeof(*s->syms), cmp_symbol);
+		s->syms_sorted = true;
+	}
+	hi = s->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = cmp_symbol(&s->syms[mid], &key);
+
+		if (!c)
+			return &s->syms[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void d9_sched_stacks_resolve(const struct sched_stacks *s, uint32_t src,
+			     uint32_t pid, uint64_t ip, struct sched_frame *f)
+{
+	*f = (struct sched_frame){ .src = src, .pid = pid, .ip = ip };
+	/* The newest mapping of the address in the process wins. */
+	for (size_t j = s->nmaps; j-- > 0;) {
+		const struct sched_mapping *m = &s->maps[j];
+
+		if (m->src != src || m->pid != pid || ip < m->start ||
+		    ip >= m->end)
+			continue;
+		f->m = m;
+		f->off = ip - m->start + m->offset;
+		return;
+	}
+}
+
 void d9_sched_stacks_frame(const struct sched_stacks *s,
 			   const struct sched_stack *st, uint32_t i,
 			   char *buf, size_t len)
 {
-	struct sched_frame f = { .src = st->src, .pid = st->pid,
-				 .ip = s->ips[st->first + i] };
 	const char *base = NULL, *name, *obj;
+	struct sched_frame f;
 	uint64_t within;
 
-	/* The newest mapping of the address in the process wins. */
-	for (size_t j = s->nmaps; j-- > 0 && !f.m;) {
-		const struct sched_mapping *m = &s->maps[j];
-
-		if (m->src != st->src || m->pid != st->pid || f.ip < m->start ||
-		    f.ip >= m->end)
-			continue;
-		f.m = m;
-		f.off = f.ip - m->start + m->offset;
-		base = strrchr(m->path, '/');
-		base = base && base[1] ? base + 1 : m->path;
+	d9_sched_stacks_resolve(s, st->src, st->pid, s->ips[st->first + i], &f);
+	if (f.m) {
+		base = strrchr(f.m->path, '/');
+		base = base && base[1] ? base + 1 : f.m->path;
 	}
 	obj = base;
 	if (s->symbolize &&

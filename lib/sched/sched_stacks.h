@@ -41,6 +41,20 @@ struct sched_frame {
 	const struct sched_mapping *m;
 };
 
+/* A frame the recording host named (sched.symbol, docs/format.md). */
+struct sched_symbol {
+	uint32_t src, pid;
+	uint64_t ip, within;
+	char *name, *obj;
+};
+
+/* Frames the recording host could not name, and why (sched.symbol_note). */
+struct sched_symbol_note {
+	uint32_t src, pid;
+	uint64_t frames;
+	char *obj, *why;
+};
+
 struct sched_stacks {
 	struct sched_stack *v;
 	size_t n, cap;
@@ -68,6 +82,12 @@ struct sched_stacks {
 			 const char **name, uint64_t *within, const char **obj);
 	void *sym_ctx;
 	bool names_only;
+	/* the trace's own symbol table, by (src, pid, ip) once sorted */
+	struct sched_symbol *syms;
+	size_t nsyms, syms_cap;
+	bool syms_sorted;
+	struct sched_symbol_note *notes;
+	size_t nnotes, notes_cap;
 	/* while reading: stacks whose thread has not run again (indexes) */
 	size_t *open;
 	size_t nopen, open_cap;
@@ -106,6 +126,26 @@ int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
 			uint64_t start, uint64_t end, uint64_t offset,
 			const char *path, size_t pathlen, const void *id,
 			size_t idlen);
+/* A sched.symbol of the trace: address @ip of process @pid is @within
+ * bytes into function @name of object @obj; -ENOMEM. */
+int d9_sched_stacks_symbol(struct sched_stacks *s, uint32_t src, uint32_t pid,
+			   uint64_t ip, const char *name, size_t namelen,
+			   uint64_t within, const char *obj, size_t objlen);
+/* A sched.symbol_note: @frames frames in @obj not named, because @why. */
+int d9_sched_stacks_symbol_note(struct sched_stacks *s, uint32_t src,
+				uint32_t pid, uint64_t frames, const char *obj,
+				size_t objlen, const char *why, size_t whylen);
+/* The trace's name for address @ip of (@src, @pid), or NULL. */
+const struct sched_symbol *d9_sched_stacks_find_symbol(struct sched_stacks *s,
+						       uint32_t src,
+						       uint32_t pid,
+						       uint64_t ip);
+/*
+ * Frame @ip of process (@src, @pid) against the mappings of @s: *@f with
+ * its mapping (the newest that holds it) and file offset, or f->m NULL.
+ */
+void d9_sched_stacks_resolve(const struct sched_stacks *s, uint32_t src,
+			     uint32_t pid, uint64_t ip, struct sched_frame *f);
 /*
  * The stack of thread (@src, @tid) at its last switch-out before @ts (the
  * switch-in that ends a wait: the thread is not switched out again while

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * fuzz_cli_elf.c - the command's ELF reader (tools/symbols.c,
- * symbols_elf.c) on arbitrary bytes: each input is the file a mapping
+ * fuzz_cli_elf.c - the command's ELF reader (lib/symbols/symbols.c,
+ * elf.c) on arbitrary bytes: each input is the file a mapping
  * names (a memfd, /proc/self/fd/N), its frames looked up at a few file
  * offsets as dial9 sched --explain and dial9 flame do; the vDSO path
  * reads the same bytes from memory.
@@ -10,8 +10,8 @@
 
 #include "cli_fuzz.h"
 #include "sched/sched_stacks.h"
-#include "../../tools/symbols.h"
-#include "../../tools/symbols_elf.h"
+#include "symbols/symbols.h"
+#include "symbols/elf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sched_frame f = { .pid = 1, .m = &m };
 	struct sym_table t = { 0 };
 	struct sym_elf_info info;
-	struct cli_syms s;
+	struct d9_syms s;
 	char path[64];
 	const char *why;
 	int fd = memfd_create("elf", MFD_CLOEXEC);
@@ -34,22 +34,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	m.build_id_len = size > 64 && (data[0] & 1) ? 20 : 0;
 	if (m.build_id_len)
 		memcpy(m.build_id, data + 44, 20);
-	cli_syms_init(&s);
+	d9_syms_init(&s);
 	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
 		const char *name, *obj = NULL;
 		uint64_t within;
 
 		f.off = offs[i];
-		if (!cli_syms_lookup(&s, &f, &name, &within, &obj) &&
+		if (!d9_syms_lookup(&s, &f, &name, &within, &obj) &&
 		    !strlen(name))
 			abort();
 	}
-	cli_syms_free(&s);
+	d9_syms_free(&s);
 	/* an image in memory, as the vDSO is read */
-	if (sym_elf_read(&t, -1, data, size, SYM_LOADS | SYM_SYMTAB |
+	if (d9_sym_elf_read(&t, -1, data, size, SYM_LOADS | SYM_SYMTAB |
 			 SYM_DYNSYM, &info, &why) < 0)
 		abort();
-	sym_table_free(&t);
+	d9_sym_table_free(&t);
 	close(fd);
 	return 0;
 }

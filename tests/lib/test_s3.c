@@ -5,7 +5,8 @@
  * started and stopped here): the round trip (keys, metadata, content),
  * retries of 503 and 429, an outage (server stopped while segments are
  * produced, restarted later: every segment arrives exactly once and byte
- * for byte, recording never held up), and 403s that are terminal.
+ * for byte, recording never held up), 403s that are terminal, and a
+ * segment with stacks uploaded with its symbol table.
  */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -22,6 +23,8 @@
 #include "helpers.h"
 #include "record/record.h"
 #include "s3_test.h"
+#include "sched/sched.h"
+#include "stacks_seg.h"
 
 /* The object at key, decompressed; its response headers in *hdrs. */
 static uint8_t *get_object(const char *key, size_t *len, struct buf *hdrs)
@@ -508,6 +511,115 @@ static void memory_round_trip(void **state)
 	free(base);
 }
 
+static void no_budget(void *ctx, uint64_t index, uint64_t remaining)
+{
+	(void)ctx;
+	(void)index;
+	(void)remaining;
+}
+
+/* The mapping of this program holding @addr: its start, file offset and
+ * path (/proc/self/maps). */
+static void own_mapping(uintptr_t addr, uint64_t *start, uint64_t *end,
+			uint64_t *off, char *path, size_t len)
+{
+	char line[4200], p[4096];
+	FILE *f = fopen("/proc/self/maps", "r");
+	bool found = false;
+
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long a, b, o;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &a, &b, &o,
+			   p) == 4 && addr >= a && addr < b) {
+			*start = a;
+			*end = b;
+			*off = o;
+			snprintf(path, len, "%s", p);
+			found = true;
+		}
+	}
+	fclose(f);
+	assert_true(found);
+}
+
+/*
+ * A segment whose stack has a frame in this program's round_trip(),
+ * through the worker to S3: the object holds the segment as sealed and
+ * then the table naming it (the step runs before every destination).
+ */
+static void symbol_table_is_uploaded(void **state)
+{
+	char *dir = test_tmpdir("s3-sym"), path[600], exe[4096];
+	struct dial9_stats st = { .size = sizeof(st) };
+	uintptr_t ip = (uintptr_t)round_trip + 4;
+	struct dial9_decoder *dec;
+	struct dial9_encoder *e;
+	struct dial9_record r;
+	struct dial9_config c;
+	struct d9_worker *wk;
+	uint64_t start, end, off;
+	size_t len, n, olen;
+	uint8_t *seg, *obj, id[20];
+	struct buf h = { 0 };
+	int idlen, found = 0;
+	char **keys;
+	FILE *f;
+
+	(void)state;
+	own_mapping(ip, &start, &end, &off, exe, sizeof(exe));
+	idlen = d9_build_id(exe, id, sizeof(id));
+	e = seg_begin();
+	seg_mapping(e, 77, start, end, off, exe, id, idlen > 0 ? (size_t)idlen : 0);
+	seg_stack(e, 77, 2000, (uint64_t[]){ ip }, 1);
+	seg = seg_end(e, &len);
+	snprintf(path, sizeof(path), "%s/00000000.dial9", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(seg, 1, len, f), len);
+	fclose(f);
+	cfg_for(&c, dir, "sym/traces");
+	c.sched_flags = DIAL9_SCHED_STACKS;
+	assert_int_equal(d9_worker_new(&wk, &c), 0);
+	assert_int_equal(d9_worker_start(wk, "b1", "s3test", no_budget, NULL,
+					 NULL, NULL), 0);
+	d9_worker_submit(wk, 0, path);
+	d9_worker_stop(wk, 20000);
+	d9_worker_stats(wk, &st);
+	d9_worker_free(wk);
+	assert_int_equal(st.pipe_done, 1);
+	assert_int_equal(st.symbols_segments, 1);
+	assert_int_equal(st.symbols_named, 1);
+	keys = list_keys("sym/traces/version=1/", &n);
+	assert_int_equal(n, 1);
+	obj = get_object(keys[0], &olen, &h);
+	free(h.p);
+	assert_true(olen > len);
+	assert_memory_equal(obj, seg, len);
+	assert_int_equal(dial9_decoder_new(&dec, obj, olen), 0);
+	while (dial9_decoder_next(dec, &r) == 1) {
+		const struct dial9_value *name;
+
+		if (r.kind != DIAL9_RECORD_EVENT ||
+		    strcmp(r.schema->name, "sched.symbol"))
+			continue;
+		name = dial9_record_field(&r, "name");
+		assert_int_equal(dial9_record_field(&r, "address")->u64, ip);
+		assert_int_equal(dial9_record_field(&r, "within")->u64, 4);
+		assert_int_equal(name->str.len, strlen("round_trip"));
+		assert_memory_equal(name->str.ptr, "round_trip", name->str.len);
+		found++;
+	}
+	dial9_decoder_free(dec);
+	assert_int_equal(found, 1);
+	free(obj);
+	free(seg);
+	test_free_list(keys);
+	test_rm_rf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -517,6 +629,7 @@ int main(void)
 		cmocka_unit_test(forbidden_is_terminal),
 		cmocka_unit_test(trigger_manifest),
 		cmocka_unit_test(memory_round_trip),
+		cmocka_unit_test(symbol_table_is_uploaded),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -6,7 +6,10 @@
  * another thread shows, in `dial9 sched --explain --json`, the stack it
  * blocked with, as this program's file offsets of the chain, read from the
  * trace's own mappings; and beside it the stack of the thread that woke
- * it, which wakes it from the same chain with write(2).
+ * it, which wakes it from the same chain with write(2).  And through the
+ * worker (write-back): the shipped segments carry the chain's names
+ * (their symbol table), which dial9 flame prints with this program's
+ * file renamed away.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -177,6 +180,83 @@ TEST(explain_shows_the_blocked_chain)
 		if (hit)
 			EXPECT_LT(0, atol(hit + strlen(want)));
 	}
+	free(out);
+}
+
+/* @cmd's stdout and stderr into @out (@cap bytes); its exit status. */
+static int run(const char *cmd, char *out, size_t cap)
+{
+	FILE *pp = popen(cmd, "r");
+	size_t len = 0, n;
+
+	if (!pp)
+		return -1;
+	while (len < cap - 1 && (n = fread(out + len, 1, cap - 1 - len, pp)))
+		len += n;
+	out[len] = 0;
+	return pclose(pp);
+}
+
+TEST(shipped_segments_carry_the_names)
+{
+	char dir[64], wb[64], cmd[320], exe[PATH_MAX], away[PATH_MAX + 8];
+	struct dial9_config cfg;
+	struct dial9_stats st = { .size = sizeof(st) };
+	struct chain ch = { 0 }, wk = { .nr = SYS_write };
+	size_t cap = 1 << 20;
+	char *out = malloc(cap);
+	pthread_t t;
+	int p[2];
+
+	ASSERT_NE(NULL, out);
+	ASSERT_EQ(0, pipe(p));
+	ch.fd = p[0];
+	snprintf(dir, sizeof(dir), "/tmp/d9-stacks-wb-%d", getpid());
+	snprintf(wb, sizeof(wb), "/tmp/d9-stacks-shipped-%d", getpid());
+	dial9_config_init(&cfg);
+	cfg.trace_dir = dir;
+	cfg.sched_flags |= DIAL9_SCHED_STACKS;	/* symbols: on by default */
+	cfg.pipeline = DIAL9_PIPE_LZ4 | DIAL9_PIPE_WRITE_BACK;
+	cfg.write_back_dir = wb;
+	ASSERT_EQ(0, dial9_start(&cfg));
+	pin0();
+	ASSERT_EQ(0, pthread_create(&t, NULL, blocker, &ch));
+	usleep(20000);
+	wk.fd = p[1];
+	ASSERT_EQ(1, a(&wk));
+	spin_ms(5);
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, dial9_stop());
+	ASSERT_EQ(0, dial9_get_stats(&st));
+	TH_LOG("symbol tables: %llu segments, %llu named, %llu not, %llu capped, %llu failed",
+	       (unsigned long long)st.symbols_segments,
+	       (unsigned long long)st.symbols_named,
+	       (unsigned long long)st.symbols_unnamed,
+	       (unsigned long long)st.symbols_capped,
+	       (unsigned long long)st.symbols_failed);
+	EXPECT_LE(1, st.symbols_segments);
+	EXPECT_LE(3, st.symbols_named);	/* a, b, c at least */
+	EXPECT_EQ(0, st.symbols_failed);
+
+	/* this program gone from where the trace says it was */
+	ASSERT_NE(NULL, realpath("/proc/self/exe", exe));
+	snprintf(away, sizeof(away), "%s.away", exe);
+	ASSERT_EQ(0, rename(exe, away));
+	snprintf(cmd, sizeof(cmd), "dial9 flame --tid %d %s 2>&1", ch.tid, wb);
+	EXPECT_EQ(0, run(cmd, out, cap));
+	EXPECT_NE(NULL, strstr(out, ";a;b;c "))
+		TH_LOG("%s: want ;a;b;c in:\n%.2000s", cmd, out);
+	EXPECT_NE(NULL, strstr(out, "named from the trace's symbol table"))
+		TH_LOG("%s: no note of the table in:\n%.2000s", cmd, out);
+	/* --no-symbols: offsets, table or not */
+	snprintf(cmd, sizeof(cmd), "dial9 flame --no-symbols --tid %d %s "
+		 "2>/dev/null", ch.tid, wb);
+	EXPECT_EQ(0, run(cmd, out, cap));
+	EXPECT_EQ(NULL, strstr(out, ";a;b;c "))
+		TH_LOG("%s: names with --no-symbols:\n%.2000s", cmd, out);
+	EXPECT_NE(NULL, strstr(out, ".away") ? NULL : strstr(out, "+0x"))
+		TH_LOG("%s: no offsets in:\n%.2000s", cmd, out);
+	ASSERT_EQ(0, rename(away, exe));
 	free(out);
 }
 

@@ -57,6 +57,7 @@ int symbols_case(const char *dir, const char *self, const char *stripped,
 		 const char *garbage);
 int frames_case(const char *dir);
 int vdso_dump(const char *file);
+int symtab_case(const char *in, const char *out);
 int why_case(const char *dir);
 
 /* mktrace_samples.c: sched.sample, for dial9 flame --on-cpu */

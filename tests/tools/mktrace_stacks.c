@@ -13,6 +13,9 @@
  *   mktrace vdso FILE    this process's vDSO mapping, written to FILE
  *   mktrace why DIR      DIR/why/: waits inside application spans, with
  *                        the waker's stack
+ *   mktrace symtab IN OUT  segment IN with the symbol table the worker
+ *                        appends before shipping it (lib/symbols/symtab.c),
+ *                        made here, written to OUT
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +24,7 @@
 
 #include "mktrace.h"
 #include "sched/sched.h"
+#include "symbols/symtab.h"
 
 static const struct dial9_field f_stack[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
@@ -269,4 +273,44 @@ int why_case(const char *dir)
 	s_save(e, dir, "why", "00000001.dial9");
 	dial9_encoder_free(e);
 	return 0;
+}
+
+int symtab_case(const char *in, const char *out)
+{
+	struct d9_symtab_result res;
+	struct d9_symtab *t;
+	size_t len = 0, tlen = 0;
+	uint8_t *seg = NULL;
+	void *tab = NULL;
+	FILE *f = fopen(in, "rb");
+	int ret = 1;
+
+	if (f && !fseek(f, 0, SEEK_END) && ftell(f) > 0) {
+		len = (size_t)ftell(f);
+		seg = malloc(len);
+		rewind(f);
+		if (seg && fread(seg, 1, len, f) != len)
+			len = 0;
+	}
+	if (f)
+		fclose(f);
+	if (!seg || !len || d9_symtab_new(&t, 0)) {
+		perror(in);
+		free(seg);
+		return 1;
+	}
+	if (!d9_symtab_build(t, seg, len, &tab, &tlen, &res) && tab &&
+	    (f = fopen(out, "wb"))) {
+		ret = fwrite(seg, 1, len, f) != len ||
+		      fwrite(tab, 1, tlen, f) != tlen;
+		ret |= fclose(f) != 0;
+		printf("%llu frames, %llu named, %llu not\n",
+		       (unsigned long long)res.frames,
+		       (unsigned long long)res.named,
+		       (unsigned long long)res.unnamed);
+	}
+	d9_symtab_free(t);
+	free(tab);
+	free(seg);
+	return ret;
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# symbols.sh DIR - stack frames named through libelf (tools/symbols.c,
+# symbols.sh DIR - stack frames named through libelf (lib/symbols/symbols.c,
 # make test-tools): a PIE executable, a non-PIE one and a shared library
 # built here and run, their mappings as the kernel laid them out (load
 # bias); stripped copies with a separate debug file found by build-id
@@ -248,5 +248,61 @@ const want = [
 if (got !== want) { console.log(got); process.exit(1); }
 ' "$T/why.json" || bad "sched --explain: span, waker_stack (JSON)"
 ok "span and waker stack"
+
+step "dial9 report: the explanation shows the span and both stacks"
+"$D9" report --html "$T/why" -o "$T/why.html" 2>/dev/null || bad "report: exit status"
+node tests/tools/report_browser.js "$T/why.html" "$T/why.png" \
+	'{"threads":["app-main"],"click":1,
+	  "why":["waited 5.0 \u00b5s on CPU 0: woken by ?",
+	         "In span db.query (since 12.0 \u00b5s before the wait).",
+	         "Stack at its switch-out:#0 app+0x500#1 app+0x400",
+	         "Its waker'"'"'s stack as it woke it:#0 waker+0x100#1 waker+0x200"]}' ||
+	bad "report: span and stacks in the explanation"
+ok "report: span, stack, waker's stack"
+
+step "the worker's symbol table: names made here, read with the files gone"
+mkdir -p "$T/tab"
+DIAL9_DEBUG_DIR=$PWD/$T/debug DIAL9_PERF_MAP_DIR=$PWD/$T/maps \
+	"$B/mktrace" symtab "$T/frames/00000001.dial9" "$T/tab/00000001.dial9" \
+	> "$T/tab.out" || bad "mktrace symtab: $(cat "$T/tab.out")"
+# every ELF file, debug file and map of the frames away (another host)
+mkdir -p "$T/away"
+mv "$T/symprog" "$T/symprog-nopie" "$T/libsymlib.so" "$T/symprog-bid" \
+	"$T/debug" "$T/link" "$T/maps" "$T/away/"
+DIAL9_DEBUG_DIR=$PWD/$T/nodebug DIAL9_PERF_MAP_DIR=$PWD/$T/nomaps \
+	"$D9" sched --explain --min-delay 1 --json "$T/tab" \
+	> "$T/frames.json" 2> "$T/frames.err" || bad "sched --explain (table): exit status"
+node -e '
+const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+for (const x of d.delays) console.log(x.tid + " " + (x.stack || []).join(" | "));
+' "$T/frames.json" | sort > "$T/frames.txt"
+[ "$(got 1001)" = "symprog_fn+0x4 (symprog)" ] || bad "table, PIE: $(got 1001)"
+[ "$(got 1002)" = "symlib_inner+0x4 (libsymlib.so)" ] || bad "table, shared library: $(got 1002)"
+[ "$(got 1003)" = "symprog_fn+0x4 (symprog-nopie)" ] || bad "table, non-PIE: $(got 1003)"
+[ "$(got 1101)" = "symprog_fn+0x4 (symprog-bid)" ] || bad "table, debug file by build-id: $(got 1101)"
+[ "$(got 1102)" = "symprog_fn+0x4 (prog-a)" ] || bad "table, debuglink: $(got 1102)"
+[ "$(got 1401)" = "jit_compiled_fn+0x10 (perf-1401.map) | LazyCompile:*foo bar.js:1+0x4 (perf-1401.map)" ] ||
+	bad "table, JIT map: $(got 1401)"
+[ "$(got 1201)" = "libgone.so+0x1234" ] || bad "table, gone: $(got 1201)"
+if [ "$vdso" = 1 ]; then
+	case $(got 1301) in
+	"__vdso_clock_gettime+0x3 ([vdso])" | "clock_gettime+0x3 ([vdso])") ;;
+	*) bad "table, vDSO: $(got 1301)" ;;
+	esac
+fi
+grep -q "frames named from the trace's symbol table (made on the recording host), 0 from the files here" "$T/frames.err" ||
+	bad "no note of the table: $(cat "$T/frames.err")"
+grep -qF "the recording host did not name 1 frame in /nonexistent/dial9/libgone.so: no such file here" "$T/frames.err" ||
+	bad "no note of the recording host's misses: $(cat "$T/frames.err")"
+DIAL9_DEBUG_DIR=$PWD/$T/nodebug DIAL9_PERF_MAP_DIR=$PWD/$T/nomaps \
+	"$D9" flame "$T/tab" > "$T/flame.txt" 2> "$T/flame.err" || bad "flame (table): exit status"
+grep -qx '? 1101;symprog_fn 20' "$T/flame.txt" &&
+	grep -qx '? 1401;LazyCompile:\*foo bar.js:1;jit_compiled_fn 20' "$T/flame.txt" ||
+	bad "flame (table): $(cat "$T/flame.txt")"
+grep -q "named from the trace's symbol table" "$T/flame.err" ||
+	bad "flame (table): no note: $(cat "$T/flame.err")"
+"$D9" flame --no-symbols "$T/tab" 2>/dev/null | grep -q '^? 1101;symprog-bid+0x' ||
+	bad "flame --no-symbols (table): $(cat "$T/flame.txt")"
+ok "sched --explain and flame name the frames from the trace's table"
 
 finish symbols

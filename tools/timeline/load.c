@@ -18,7 +18,9 @@ int tl_load(struct timeline *tl, char **paths, int n, const char *what,
 	d9_sched_stats_init(&tl->st);
 	tl->priv = p;
 	if (!p || tl_pool_put(tl, "", 1) ||
-	    ((flags & TL_CULPRITS) && d9_sched_stats_want_culprits(&tl->st))) {
+	    ((flags & TL_CULPRITS) && (d9_sched_stats_want_culprits(&tl->st) ||
+					d9_sched_stats_want_stacks(&tl->st) ||
+					d9_sched_stats_want_spans(&tl->st)))) {
 		fprintf(stderr, "dial9: out of memory\n");
 		return -1;
 	}

@@ -175,8 +175,15 @@ static int read_event(struct timeline *tl, const struct fields *f,
 		break;
 	case EV_BEGIN:
 	case EV_END:
-		ret = tl_intern(tl, r->schema->name, strlen(r->schema->name),
-			     &e->name);
+		/* the span open on a thread as a wait began (explanations) */
+		if (tl->st.spans && r->tid)
+			ret = d9_sched_spans_add(tl->st.spans, p->src, r->tid,
+				r->ts_ns, r->schema->name,
+				strlen(r->schema->name),
+				f->type == EV_BEGIN);
+		if (!ret)
+			ret = tl_intern(tl, r->schema->name,
+					strlen(r->schema->name), &e->name);
 		if (!ret)
 			ret = tl_pool_args(tl, r, NULL, NULL, &e->args);
 		break;
@@ -303,6 +310,17 @@ int tl_read_file(struct timeline *tl, const char *path)
 		if (!f) {
 			f = &cache[ncache < 32 ? ncache++ : 31];
 			lookup(f, r.schema);
+		}
+		/* stacks, their mappings and names: for the explanations */
+		if (tl->st.stacks && (f->sf.kind == SK_STACK ||
+				      f->sf.kind == SK_MAPPING ||
+				      f->sf.kind == SK_SYMBOL ||
+				      f->sf.kind == SK_SYMBOL_NOTE)) {
+			ret = d9_sched_feed(&tl->st, &f->sf, &r,
+					    ((struct priv *)tl->priv)->src);
+			if (ret)
+				break;
+			continue;
 		}
 		if (f->type < 0)
 			continue;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * symbols_elf.c - an ELF image through libelf (symbols_elf.h): PT_LOAD
+ * elf.c - an ELF image through libelf (symbols/elf.h): PT_LOAD
  * segments, function symbols, the build-id note and .gnu_debuglink.
  *
  * Files come from traces and from the disk, so anything may be wrong in
@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 
 #include "common/grow.h"
-#include "symbols_elf.h"
+#include "symbols/elf.h"
 
 static int by_addr(const void *pa, const void *pb)
 {
@@ -29,7 +29,7 @@ static int by_addr(const void *pa, const void *pb)
 	return a->size > b->size ? -1 : a->size < b->size;
 }
 
-int sym_table_add(struct sym_table *t, uint64_t addr, uint64_t size,
+int d9_sym_table_add(struct sym_table *t, uint64_t addr, uint64_t size,
 		  const char *name, size_t len)
 {
 	char *copy;
@@ -48,12 +48,12 @@ int sym_table_add(struct sym_table *t, uint64_t addr, uint64_t size,
 	return 0;
 }
 
-void sym_table_sort(struct sym_table *t)
+void d9_sym_table_sort(struct sym_table *t)
 {
 	d9_sort(t->syms, t->nsyms, sizeof(*t->syms), by_addr);
 }
 
-void sym_table_free(struct sym_table *t)
+void d9_sym_table_free(struct sym_table *t)
 {
 	for (size_t i = 0; i < t->nsyms; i++)
 		free(t->syms[i].name);
@@ -62,7 +62,7 @@ void sym_table_free(struct sym_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-bool sym_table_addr(const struct sym_table *t, uint64_t off, uint64_t *addr)
+bool d9_sym_table_addr(const struct sym_table *t, uint64_t off, uint64_t *addr)
 {
 	for (size_t i = 0; i < t->nloads; i++)
 		if (off >= t->loads[i].off &&
@@ -73,7 +73,7 @@ bool sym_table_addr(const struct sym_table *t, uint64_t off, uint64_t *addr)
 	return false;
 }
 
-const struct sym *sym_table_find(const struct sym_table *t, uint64_t addr)
+const struct sym *d9_sym_table_find(const struct sym_table *t, uint64_t addr)
 {
 	size_t lo = 0, hi = t->nsyms;
 
@@ -121,7 +121,7 @@ static int read_syms(struct sym_table *t, Elf *elf, Elf_Scn *scn,
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		if (sym_table_add(t, s.st_value, s.st_size, name, strlen(name)))
+		if (d9_sym_table_add(t, s.st_value, s.st_size, name, strlen(name)))
 			return -ENOMEM;
 	}
 	return 0;
@@ -257,7 +257,7 @@ static int read_elf(struct sym_table *t, Elf *elf, uint64_t len,
 	return 0;
 }
 
-int sym_elf_read(struct sym_table *t, int fd, const void *mem, size_t len,
+int d9_sym_elf_read(struct sym_table *t, int fd, const void *mem, size_t len,
 		 unsigned int what, struct sym_elf_info *info,
 		 const char **why)
 {
@@ -293,6 +293,6 @@ int sym_elf_read(struct sym_table *t, int fd, const void *mem, size_t len,
 		t->nloads = nloads;
 		return ret;
 	}
-	sym_table_sort(t);
+	d9_sym_table_sort(t);
 	return 0;
 }

@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -32,11 +33,10 @@
 #include <zlib.h>
 #include <elf.h>
 
-#include "cli.h"
 #include "common/grow.h"
 #include "sched/sched_stacks.h"
-#include "symbols.h"
-#include "symbols_elf.h"
+#include "symbols/symbols.h"
+#include "symbols/elf.h"
 
 enum { OBJ_FILE, OBJ_VDSO, OBJ_JIT, OBJ_OTHER };
 
@@ -147,7 +147,7 @@ static int try_debug(struct sym_obj *o, const char *path, const uint8_t *id,
 		debug_note(note, len, path, "its CRC is not the debuglink's");
 		return 1;
 	}
-	ret = sym_elf_read(&d, fd, NULL, 0, SYM_SYMTAB, &info, &why);
+	ret = d9_sym_elf_read(&d, fd, NULL, 0, SYM_SYMTAB, &info, &why);
 	close(fd);
 	if (!ret && !crc && !id_is(id, idlen, &info))
 		why = "another build-id";
@@ -162,7 +162,7 @@ static int try_debug(struct sym_obj *o, const char *path, const uint8_t *id,
 		free(d.loads);
 		return 0;
 	}
-	sym_table_free(&d);
+	d9_sym_table_free(&d);
 	if (ret < 0)
 		return ret;
 	debug_note(note, len, path, why);
@@ -170,7 +170,7 @@ static int try_debug(struct sym_obj *o, const char *path, const uint8_t *id,
 }
 
 /* DEBUG/.build-id/xx/yyyy.debug of build-id @id. */
-static void build_id_path(const struct cli_syms *s, const uint8_t *id,
+static void build_id_path(const struct d9_syms *s, const uint8_t *id,
 			  size_t len, const char *suffix, char *out,
 			  size_t outlen)
 {
@@ -190,7 +190,7 @@ static void build_id_path(const struct cli_syms *s, const uint8_t *id,
  * The separate debug file of file @o (stripped, @info read from it) into
  * o->t; 0 found, 1 not (why in @note), -ENOMEM.
  */
-static int find_debug(const struct cli_syms *s, struct sym_obj *o,
+static int find_debug(const struct d9_syms *s, struct sym_obj *o,
 		      const struct sym_elf_info *info, char *note, size_t len)
 {
 	char path[4096 + 512], dir[4096];
@@ -233,7 +233,7 @@ static int find_debug(const struct cli_syms *s, struct sym_obj *o,
 	return 1;
 }
 
-static int load_file(const struct cli_syms *s, struct sym_obj *o)
+static int load_file(const struct d9_syms *s, struct sym_obj *o)
 {
 	struct sym_elf_info info;
 	char note[512] = "";
@@ -245,7 +245,7 @@ static int load_file(const struct cli_syms *s, struct sym_obj *o)
 		set_why(o, "%s", why);
 		return 0;
 	}
-	ret = sym_elf_read(&o->t, fd, NULL, 0, SYM_LOADS | SYM_SYMTAB, &info,
+	ret = d9_sym_elf_read(&o->t, fd, NULL, 0, SYM_LOADS | SYM_SYMTAB, &info,
 			   &why);
 	if (ret) {
 		close(fd);
@@ -262,7 +262,7 @@ static int load_file(const struct cli_syms *s, struct sym_obj *o)
 	ret = o->t.nsyms ? 0 : find_debug(s, o, &info, note, sizeof(note));
 	if (ret == 1 && info.dynsym) {
 		/* its exported functions, at least */
-		ret = sym_elf_read(&o->t, fd, NULL, 0, SYM_DYNSYM, NULL, &why);
+		ret = d9_sym_elf_read(&o->t, fd, NULL, 0, SYM_DYNSYM, NULL, &why);
 		if (!ret)
 			snprintf(o->partial, sizeof(o->partial),
 				 "stripped to .dynsym, no debug file (%.200s)",
@@ -316,12 +316,12 @@ static int try_vdso(struct sym_obj *o, const char *path, const void *mem,
 
 	if (path && (fd = open_regular(path, &why)) < 0)
 		return 1;
-	ret = sym_elf_read(&o->t, fd, mem, len, 0, &info, &why);
+	ret = d9_sym_elf_read(&o->t, fd, mem, len, 0, &info, &why);
 	if (!ret && same_id(o, &info)) {
-		ret = sym_elf_read(&o->t, fd, mem, len, SYM_LOADS | SYM_SYMTAB,
+		ret = d9_sym_elf_read(&o->t, fd, mem, len, SYM_LOADS | SYM_SYMTAB,
 				   &info, &why);
 		if (!ret && !o->t.nsyms)
-			ret = sym_elf_read(&o->t, fd, mem, len, SYM_DYNSYM,
+			ret = d9_sym_elf_read(&o->t, fd, mem, len, SYM_DYNSYM,
 					   NULL, &why);
 		if (!ret && !o->t.nsyms)
 			ret = 1;
@@ -331,11 +331,11 @@ static int try_vdso(struct sym_obj *o, const char *path, const void *mem,
 	if (fd >= 0)
 		close(fd);
 	if (ret)
-		sym_table_free(&o->t);
+		d9_sym_table_free(&o->t);
 	return ret;
 }
 
-static int load_vdso(const struct cli_syms *s, struct sym_obj *o)
+static int load_vdso(const struct d9_syms *s, struct sym_obj *o)
 {
 	char path[4096];
 	struct utsname u;
@@ -396,19 +396,19 @@ static int load_jit(struct sym_obj *o)
 		    !at || !size)
 			continue;
 		line[strcspn(line, "\n")] = '\0';
-		ret = sym_table_add(&o->t, start, size, line + at,
+		ret = d9_sym_table_add(&o->t, start, size, line + at,
 				    strlen(line + at));
 	}
 	free(line);
 	fclose(f);
-	sym_table_sort(&o->t);
+	d9_sym_table_sort(&o->t);
 	if (!ret && !o->t.nsyms)
 		set_why(o, "its perf map %s: no entries", o->path);
 	return ret;
 }
 
 /* The object of frame @f, found and read on first sight; NULL: ENOMEM. */
-static struct sym_obj *obj_of(struct cli_syms *s, const struct sched_frame *f)
+static struct sym_obj *obj_of(struct d9_syms *s, const struct sched_frame *f)
 {
 	const struct sched_mapping *m = f->m;
 	char jit[sizeof(s->map_dir) + 32];
@@ -460,24 +460,39 @@ static struct sym_obj *obj_of(struct cli_syms *s, const struct sched_frame *f)
 	return o;
 }
 
-int cli_syms_lookup(void *ctx, const struct sched_frame *f,
+int d9_syms_lookup(void *ctx, const struct sched_frame *f,
 		    const char **name, uint64_t *within, const char **obj)
 {
-	struct cli_syms *s = ctx;
-	struct sym_obj *o = obj_of(s, f);
+	struct d9_syms *s = ctx;
+	const struct sched_symbol *y =
+		d9_sched_stacks_find_symbol(s->trace, f->src, f->pid, f->ip);
+	struct sym_obj *o;
 	const struct sym *sym;
 	uint64_t addr = f->ip;
 
+	if (y) {
+		const char *base = strrchr(y->obj, '/');
+
+		/* named on the recording host, where the files were */
+		*name = y->name;
+		*within = y->within;
+		if (*y->obj)
+			*obj = base && base[1] ? base + 1 : y->obj;
+		s->from_trace++;
+		return 0;
+	}
+	o = obj_of(s, f);
 	if (!o)
 		return -ENOMEM;
 	if (o->why[0] || (o->kind != OBJ_JIT &&
-			  !sym_table_addr(&o->t, f->off, &addr)) ||
-	    !(sym = sym_table_find(&o->t, addr))) {
+			  !d9_sym_table_addr(&o->t, f->off, &addr)) ||
+	    !(sym = d9_sym_table_find(&o->t, addr))) {
 		o->misses++;
 		return -ENOENT;
 	}
 	*name = sym->name;
 	*within = addr - sym->addr;
+	s->from_files++;
 	if (o->kind == OBJ_JIT) {
 		const char *base = strrchr(o->path, '/');
 
@@ -497,7 +512,7 @@ static void dir_from_env(char *buf, size_t len, const char *env,
 		buf[n - 1] = '\0';
 }
 
-void cli_syms_init(struct cli_syms *s)
+void d9_syms_init(struct d9_syms *s)
 {
 	memset(s, 0, sizeof(*s));
 	dir_from_env(s->debug_dir, sizeof(s->debug_dir), "DIAL9_DEBUG_DIR",
@@ -506,31 +521,79 @@ void cli_syms_init(struct cli_syms *s)
 		     "/tmp");
 }
 
-void cli_syms_notes(const struct cli_syms *s, const char *cmd)
+/* Why object @o named none or some of its frames. */
+static const char *why_of(const struct sym_obj *o)
+{
+	return o->why[0] ? o->why : o->partial[0] ? o->partial :
+	       "outside its functions";
+}
+
+int d9_syms_each_miss(const struct d9_syms *s,
+		      int (*fn)(void *ctx, uint32_t pid, const char *obj,
+				uint64_t frames, const char *why),
+		      void *ctx)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sym_obj *o = &s->v[i];
-		const char *why = o->why[0] ? o->why : o->partial[0] ?
-				  o->partial : "outside its functions";
-		unsigned long long n = (unsigned long long)o->misses;
+		int ret;
 
-		if (!n)
+		if (!o->misses)
 			continue;
-		if (o->kind == OBJ_JIT)
-			fprintf(stderr, "dial9 %s: %llu frame%s outside every "
-				"mapping of process %u not named: %s\n", cmd,
-				n, n == 1 ? "" : "s", o->pid, why);
-		else
-			fprintf(stderr, "dial9 %s: %llu frame%s in %s not "
-				"named: %s\n", cmd, n, n == 1 ? "" : "s",
-				o->path, why);
+		ret = fn(ctx, o->kind == OBJ_JIT ? o->pid : 0, o->path,
+			 o->misses, why_of(o));
+		if (ret)
+			return ret;
 	}
+	return 0;
 }
 
-void cli_syms_free(struct cli_syms *s)
+static int print_miss(void *ctx, uint32_t pid, const char *obj,
+		      uint64_t frames, const char *why)
+{
+	const char *cmd = ctx;
+	unsigned long long n = (unsigned long long)frames;
+
+	if (pid)
+		fprintf(stderr, "dial9 %s: %llu frame%s outside every "
+			"mapping of process %u not named: %s\n", cmd, n,
+			n == 1 ? "" : "s", pid, why);
+	else
+		fprintf(stderr, "dial9 %s: %llu frame%s in %s not named: "
+			"%s\n", cmd, n, n == 1 ? "" : "s", obj, why);
+	return 0;
+}
+
+void d9_syms_notes(const struct d9_syms *s, const char *cmd)
+{
+	const struct sched_stacks *t = s->trace;
+
+	if (s->from_trace)
+		fprintf(stderr, "dial9 %s: %llu frame%s named from the trace's "
+			"symbol table (made on the recording host), %llu from "
+			"the files here\n", cmd,
+			(unsigned long long)s->from_trace,
+			s->from_trace == 1 ? "" : "s",
+			(unsigned long long)s->from_files);
+	else if (s->from_files)
+		fprintf(stderr, "dial9 %s: %llu frame%s named from the files "
+			"here (the trace has no symbol table for them)\n", cmd,
+			(unsigned long long)s->from_files,
+			s->from_files == 1 ? "" : "s");
+	for (size_t i = 0; t && i < t->nnotes; i++) {
+		const struct sched_symbol_note *e = &t->notes[i];
+
+		fprintf(stderr, "dial9 %s: the recording host did not name "
+			"%llu frame%s%s%s: %s\n", cmd,
+			(unsigned long long)e->frames, e->frames == 1 ? "" : "s",
+			*e->obj ? " in " : "", e->obj, e->why);
+	}
+	d9_syms_each_miss(s, print_miss, (void *)cmd);
+}
+
+void d9_syms_free(struct d9_syms *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		sym_table_free(&s->v[i].t);
+		d9_sym_table_free(&s->v[i].t);
 		free(s->v[i].path);
 	}
 	free(s->v);

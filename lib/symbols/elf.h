@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * symbols_elf.h - one ELF image read with libelf for symbols.c: its
+ * elf.h - one ELF image read with libelf for symbols.c: its
  * loadable segments (file offset to address), the function symbols of
- * one symbol table, its build-id and its .gnu_debuglink (symbols_elf.c).
+ * one symbol table, its build-id and its .gnu_debuglink (elf.c).
  */
 #ifndef DIAL9_SYMBOLS_ELF_H
 #define DIAL9_SYMBOLS_ELF_H
@@ -51,18 +51,18 @@ struct sym_elf_info {
  * ELF or is corrupt (then @t is as before, but for its allocations); or
  * -ENOMEM.
  */
-int sym_elf_read(struct sym_table *t, int fd, const void *mem, size_t len,
+int d9_sym_elf_read(struct sym_table *t, int fd, const void *mem, size_t len,
 		 unsigned int what, struct sym_elf_info *info,
 		 const char **why);
 /* The address in the image of file offset @off, false if none maps it. */
-bool sym_table_addr(const struct sym_table *t, uint64_t off, uint64_t *addr);
+bool d9_sym_table_addr(const struct sym_table *t, uint64_t off, uint64_t *addr);
 /* The function holding @addr, or NULL. */
-const struct sym *sym_table_find(const struct sym_table *t, uint64_t addr);
+const struct sym *d9_sym_table_find(const struct sym_table *t, uint64_t addr);
 /* Add a function (a copy of @name, controls made '_'); -ENOMEM. */
-int sym_table_add(struct sym_table *t, uint64_t addr, uint64_t size,
+int d9_sym_table_add(struct sym_table *t, uint64_t addr, uint64_t size,
 		  const char *name, size_t len);
-/* Sort what sym_table_add() added. */
-void sym_table_sort(struct sym_table *t);
-void sym_table_free(struct sym_table *t);
+/* Sort what d9_sym_table_add() added. */
+void d9_sym_table_sort(struct sym_table *t);
+void d9_sym_table_free(struct sym_table *t);
 
 #endif
