@@ -48,7 +48,7 @@ TEST_TARGETS := test-kmod test-stock test-dkms check \
 	test-kmod-6.12 test-stock-6.12 test-dkms-6.12 check-6.12 test-packages
 
 .PHONY: all deps module examples test test-kmod test-stock test-dkms check demo clean fuzz-kmod \
-	bench-sched bench-stacks bench-profile bench-product \
+	bench-sched bench-stacks bench-occupants bench-profile bench-product \
 	bench-e2e-vm
 
 all: module examples
@@ -99,6 +99,13 @@ $(BUILD)/tests/kmod/stack_test $(BUILD)/tests/sched/stacks_test: \
 $(BUILD)/tests/kmod/sample_test $(BUILD)/tests/sched/profile_test: \
 	tests/kmod/hot_chain.h
 
+# The tasks of tests/stock/culprits.sh, pinned and named; it links
+# libdial9 (dynamic: run.sh copies its libraries), so that the victim can
+# record itself without privileges.
+$(BUILD)/tests/stock/occupy: tests/stock/occupy.c $(LIB_A) lib/include/dial9.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilib/include -pthread -o $@ $< $(LIB_A) $(LIB_LDLIBS)
+
 $(BUILD)/tests/vm/exit: tests/vm/exit.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -static -o $@ $<
@@ -139,12 +146,14 @@ fuzz-kmod: deps module $(BUILD)/tests/kmod/fuzz_test $(BUILD)/tests/vm/exit
 # `dial9 record --children` in the VM, each thread's runqueue total and
 # wait count checked against the kernel's own (bpftrace reads them at the
 # thread's last switch).  tests/stock/guest.sh says how.
-STOCK_BINS := /usr/bin/bpftrace /usr/bin/hackbench /usr/bin/stress-ng
-test-stock: deps module $(VM_DIAL9) $(BUILD)/tests/vm/exit
+STOCK_BINS := /usr/bin/bpftrace /usr/bin/hackbench /usr/bin/stress-ng \
+	/usr/bin/perf
+test-stock: deps module $(VM_DIAL9) $(BUILD)/tests/vm/exit $(BUILD)/tests/stock/occupy
 	@$(RUN_TESTS) test-stock$(VMSUF) -t $(VM_RUN_TIMEOUT) "vm: tests/vm/run.sh \
 		--kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) \
 		--mem 2048 $(addprefix --bin ,$(STOCK_BINS)) --file $(VM_DIAL9) \
-		--file tests/stock/refprobe.bt --checks tests/stock/guest.sh \
+		--file tests/stock/refprobe.bt --file tests/stock/culprits.sh \
+		--file $(BUILD)/tests/stock/occupy --checks tests/stock/guest.sh \
 		--tests '' --out $(BUILD)/vm-stock$(VMSUF)"
 
 # The main job end to end: the module in a VM, a program under contention
@@ -275,6 +284,19 @@ bench-stacks: deps module $(BUILD)/tests/vm/exit $(BUILD)/bench/dial9-libpairs \
 		--file bench/kmod/stacks.sh \
 		--demo "sh /bin/stacks.sh $(STACKS_ROUNDS) $(STACKS_REPS)" \
 		--out $(BUILD)/bench-stacks | grep -E '^STACKBENCH|^# '
+
+# DIAL9_SCHED_OCCUPANTS off and on, one vCPU, -icount (bench/kmod/occupants.sh).
+OCC_ROUNDS ?= 20000
+OCC_REPS ?= 3
+bench-occupants: deps module $(BUILD)/tests/vm/exit $(BUILD)/bench/dial9-libpairs \
+		$(BUILD)/bench/dial9-pingpong $(VM_DIAL9)
+	@set -o pipefail; DIAL9_VM_TIMEOUT=1500 tests/vm/run.sh \
+		--kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) --icount \
+		--mem 2048 --smp 1 --file $(BUILD)/bench/dial9-libpairs \
+		--file $(BUILD)/bench/dial9-pingpong --file $(VM_DIAL9) \
+		--file bench/kmod/occupants.sh \
+		--demo "sh /bin/occupants.sh $(OCC_ROUNDS) $(OCC_REPS)" \
+		--out $(BUILD)/bench-occupants | grep -E '^OCCBENCH|^# '
 
 # The CPU profile's cost: a spinning dial9-spin with samples off, at 99
 # and 999 Hz, from dial9.ko and from perf; one vCPU, -icount

@@ -90,4 +90,31 @@ static inline bool dial9_runq_totals(const struct task_struct *p,
 }
 #endif
 
+/*
+ * Whether @p waits queued for a CPU (or runs): on the runqueue and, from
+ * 6.12, not merely kept there by EEVDF's delayed dequeue after it went to
+ * sleep (task_is_runnable()).  Read under its runqueue's lock.
+ */
+#if KERNEL_VERSION(6, 12, 0) > LINUX_VERSION_CODE
+static inline bool dial9_task_queued(struct task_struct *p)
+{
+	return READ_ONCE(p->on_rq);
+}
+#else
+static inline bool dial9_task_queued(struct task_struct *p)
+{
+	return task_is_runnable(p);
+}
+#endif
+
+/* Whether @p is still on a CPU (running, or not yet done switching out). */
+static inline bool dial9_task_on_cpu(const struct task_struct *p)
+{
+#ifdef CONFIG_SMP
+	return READ_ONCE(p->on_cpu);
+#else
+	return p == current;
+#endif
+}
+
 #endif /* DIAL9_COMPAT_H */

@@ -13,15 +13,25 @@
 #include <linux/irq_work.h>
 #include <linux/atomic.h>
 #include <linux/uidgid.h>
+#include <linux/sched.h>
 #include <linux/dial9.h>
 
 struct cred;
 struct task_struct;
 struct vm_area_struct;
 
+/* A task named in a ring for DIAL9_CFG_OCCUPANTS (probes.c). */
+struct dial9_named {
+	pid_t tid;
+	char comm[TASK_COMM_LEN];
+};
+
+#define DIAL9_NAMED		16	/* names remembered per ring */
+
 /*
  * One CPU's ring of one session.  Only that CPU writes it, with interrupts
- * off, so the private fields need no atomics.
+ * off, so the private fields need no atomics; but queued, which wake-ups
+ * and migrations on other CPUs change, on a cache line of its own.
  */
 struct dial9_ring {
 	struct dial9_ring_ctrl *ctrl;	/* shared with the reader */
@@ -36,6 +46,10 @@ struct dial9_ring {
 	u64 last_ns;			/* clamp: never go backwards */
 	u64 tail_seen;			/* the reader's tail at the last reserve */
 	u64 woken_tail;			/* its tail when we last woke it */
+	u32 named_next;			/* the slot to reuse next */
+	struct dial9_named named[DIAL9_NAMED];
+	/* DIAL9_CFG_OCCUPANTS: recorded tasks queued on this CPU */
+	atomic_t queued ____cacheline_aligned_in_smp;
 };
 
 /*
@@ -68,6 +82,7 @@ struct dial9_session {
 	bool enabled;
 	bool rings_ready;
 	bool stacks;			/* DIAL9_CFG_STACKS */
+	bool occupants;			/* DIAL9_CFG_OCCUPANTS */
 	u32 events;			/* DIAL9_EV_* */
 	u32 ring_size;
 	pid_t owner_tgid;

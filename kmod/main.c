@@ -26,7 +26,7 @@
 			DIAL9_FEAT_POLL | DIAL9_FEAT_RUNQ_TOTALS | \
 			DIAL9_FEAT_UNFOLLOWED | DIAL9_FEAT_IGNORE | \
 			DIAL9_FEAT_EXEC_UNFOLLOW | DIAL9_FEAT_STACKS | \
-			DIAL9_FEAT_SAMPLES)
+			DIAL9_FEAT_OCCUPANTS | DIAL9_FEAT_SAMPLES)
 
 static void dial9_wakeup_fn(struct irq_work *work)
 {
@@ -185,6 +185,9 @@ static int dial9_ioc_configure(struct dial9_session *s,
 	s->stacks = cfg->flags & DIAL9_CFG_STACKS;
 	s->sample_hz = cfg->sample_hz;
 	s->events = cfg->events ? cfg->events : DIAL9_EV_DEFAULT;
+	/* Occupants are switches: nothing to do without them. */
+	s->occupants = (cfg->flags & DIAL9_CFG_OCCUPANTS) &&
+		       (s->events & DIAL9_EV_SWITCH);
 	if (cfg->ring_size)
 		s->ring_size = cfg->ring_size;
 	if (cfg->flags & DIAL9_CFG_NO_SELF)

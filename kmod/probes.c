@@ -109,6 +109,85 @@ static void dial9_emit_comm(struct dial9_session *s, struct task_struct *p,
 	local_irq_restore(flags);
 }
 
+/*
+ * DIAL9_CFG_OCCUPANTS: @s's count of the recorded tasks queued on this CPU
+ * (<linux/dial9.h> says when it changes), kept across a switch; whether
+ * one was queued before it, when the switch is to be recorded whatever
+ * its sides.  Under the runqueue lock, which wake-ups onto this CPU take
+ * too; migrations change it from the source CPU, hence the atomics.
+ */
+static __always_inline bool dial9_occupants_switch(struct dial9_ring *r,
+						   struct task_struct *prev,
+						   struct task_struct *next,
+						   bool own_prev, bool own_next)
+{
+	bool waiting = atomic_read(&r->queued) > 0;
+
+	if (own_prev && dial9_task_queued(prev))
+		atomic_inc(&r->queued);
+	if (is_idle_task(next))
+		atomic_set(&r->queued, 0);	/* nothing is queued: heal */
+	else if (own_next)
+		atomic_dec_if_positive(&r->queued);
+	return waiting;
+}
+
+/* A recorded task @p made runnable on its CPU (it is not on one still). */
+static void dial9_occupants_woken(struct dial9_session *s,
+				  struct task_struct *p)
+{
+	struct dial9_ring *r;
+
+	if (dial9_task_on_cpu(p))
+		return;		/* woken before it switched out: not queued */
+	r = s->rings[task_cpu(p)];
+	if (r)
+		atomic_inc(&r->queued);
+}
+
+/*
+ * A privileged DIAL9_CFG_OCCUPANTS session gets the name of a task it does
+ * not record before that task's first switch in this ring, and again when
+ * the name changed or was crowded out of the ring's cache: a COMM record
+ * written here, with the task's name as it is now (copied with no lock,
+ * as perf's sched_switch copies it), and not a lookup of /proc/TID/comm by
+ * the reader later, which would miss every task gone by then and name
+ * the others as they are then.  Costs a compare of a few cached entries
+ * per foreign side of a recorded switch.
+ */
+static void dial9_name_occupant(struct dial9_session *s, struct dial9_ring *r,
+				struct task_struct *p, u64 now)
+{
+	char comm[TASK_COMM_LEN];
+	struct dial9_rec_comm *rec;
+	struct dial9_named *n = NULL;
+	int i;
+
+	if (!p->pid)
+		return;		/* the idle task needs no name */
+	memcpy(comm, p->comm, sizeof(comm));
+	comm[sizeof(comm) - 1] = '\0';
+	for (i = 0; i < DIAL9_NAMED && !n; i++)
+		if (r->named[i].tid == p->pid)
+			n = &r->named[i];
+	if (n && !memcmp(n->comm, comm, sizeof(comm)))
+		return;
+	rec = dial9_ring_reserve(r, DIAL9_REC_COMM, sizeof(*rec), now);
+	if (!rec)
+		return;		/* counted as lost: named at its next switch */
+	rec->hdr.flags = DIAL9_COMM_OCCUPANT;
+	rec->tid = p->pid;
+	rec->tgid = p->tgid;
+	strscpy_pad(rec->comm, comm, sizeof(rec->comm));
+	dial9_commit(s, r);
+	if (!n) {
+		n = &r->named[r->named_next];
+		r->named_next = (r->named_next + 1) % DIAL9_NAMED;
+	}
+	n->tid = p->pid;
+	memcpy(n->comm, comm, sizeof(comm));
+}
+
 /* Called with the runqueue lock held and interrupts off. */
 static void dial9_probe_switch(void *data, bool preempt,
 			       struct task_struct *prev,
@@ -124,13 +203,17 @@ static void dial9_probe_switch(void *data, bool preempt,
 	u16 flags = 0;
 
 	list_for_each_entry_rcu(s, &dial9_sessions, node) {
-		bool own_prev, own_next, see_prev, see_next;
+		bool own_prev, own_next, see_prev, see_next, waiting = false;
 
 		if (!(s->events & DIAL9_EV_SWITCH))
 			continue;
 		own_prev = dial9_match(s, prev);
 		own_next = dial9_match(s, next);
-		if (!own_prev && !own_next)
+		r = dial9_this_ring(s);
+		if (s->occupants && r)
+			waiting = dial9_occupants_switch(r, prev, next,
+							 own_prev, own_next);
+		if (!own_prev && !own_next && !waiting)
 			continue;
 		if (!now) {
 			u64 queued = dial9_queued_since(next);
@@ -150,9 +233,15 @@ static void dial9_probe_switch(void *data, bool preempt,
 				flags |= DIAL9_SWITCH_TOTALS;
 			now = ktime_get_mono_fast_ns();
 		}
-		r = dial9_this_ring(s);
-		rec = r ? dial9_ring_reserve(r, DIAL9_REC_SWITCH, sizeof(*rec),
-					     now) : NULL;
+		if (!r)
+			continue;
+		if (s->occupants && s->privileged) {
+			if (!own_prev)
+				dial9_name_occupant(s, r, prev, now);
+			if (!own_next)
+				dial9_name_occupant(s, r, next, now);
+		}
+		rec = dial9_ring_reserve(r, DIAL9_REC_SWITCH, sizeof(*rec), now);
 		if (!rec)
 			continue;
 		/* A foreign side shows nothing: no ids, state, prio or wait. */
@@ -163,6 +252,8 @@ static void dial9_probe_switch(void *data, bool preempt,
 			rec->hdr.flags |= DIAL9_SWITCH_PREV_TARGET;
 		if (own_next)
 			rec->hdr.flags |= DIAL9_SWITCH_NEXT_TARGET;
+		if (s->occupants)
+			rec->hdr.flags |= DIAL9_SWITCH_OCCUPANTS;
 		if (!see_prev)
 			rec->hdr.flags &= ~(DIAL9_SWITCH_PREEMPT |
 					    DIAL9_SWITCH_PREV_RUNNABLE);
@@ -216,14 +307,18 @@ static void dial9_wake(struct task_struct *p, u16 type, u32 event)
 	u64 now = 0;
 
 	list_for_each_entry_rcu(s, &dial9_sessions, node) {
-		bool own_p, own_waker, name;
+		bool own_p, own_waker, name, count;
 
 		/* A new task's name, asked for with or without its wake-up. */
 		name = type == DIAL9_REC_WAKEUP_NEW &&
 		       (s->events & DIAL9_EV_COMM);
-		if (!(s->events & event) && !name)
+		/* Queued on its CPU, for DIAL9_CFG_OCCUPANTS. */
+		count = type != DIAL9_REC_WAKING && s->occupants;
+		if (!(s->events & event) && !name && !count)
 			continue;
 		own_p = dial9_match(s, p);
+		if (count && own_p)
+			dial9_occupants_woken(s, p);
 		if (name && own_p)
 			dial9_emit_comm(s, p, p->comm);
 		if (!(s->events & event))
@@ -282,7 +377,25 @@ static void dial9_probe_migrate(void *data, struct task_struct *p,
 	unsigned long flags;
 
 	list_for_each_entry_rcu(s, &dial9_sessions, node) {
-		if (!(s->events & DIAL9_EV_MIGRATE) || !dial9_match(s, p))
+		if (!(s->events & DIAL9_EV_MIGRATE) && !s->occupants)
+			continue;
+		if (!dial9_match(s, p))
+			continue;
+		/*
+		 * DIAL9_CFG_OCCUPANTS: the balancer moves a queued task (a
+		 * wake-up's move has it off the runqueue: counted where it
+		 * lands, by dial9_occupants_woken()).
+		 */
+		if (s->occupants && dial9_task_queued(p) &&
+		    task_cpu(p) != dest_cpu) {
+			r = s->rings[task_cpu(p)];
+			if (r)
+				atomic_dec_if_positive(&r->queued);
+			r = s->rings[dest_cpu];
+			if (r)
+				atomic_inc(&r->queued);
+		}
+		if (!(s->events & DIAL9_EV_MIGRATE))
 			continue;
 		local_irq_save(flags);
 		r = dial9_this_ring(s);
@@ -556,6 +669,32 @@ static int dial9_probes_register(u32 events)
 	return 0;
 }
 
+/*
+ * The tracepoints @s needs: its events' and, with DIAL9_CFG_OCCUPANTS, the
+ * wake-ups and migrations that keep its counts of queued tasks.
+ */
+static u32 dial9_session_tps(const struct dial9_session *s)
+{
+	return s->events | (s->occupants ? DIAL9_EV_WAKEUP |
+			    DIAL9_EV_WAKEUP_NEW | DIAL9_EV_MIGRATE : 0);
+}
+
+/* Counts and names start afresh at each enable: no probe sees @s yet. */
+static void dial9_occupants_reset(struct dial9_session *s)
+{
+	struct dial9_ring *r;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		r = s->rings[cpu];
+		if (!r)
+			continue;
+		atomic_set(&r->queued, 0);
+		memset(r->named, 0, sizeof(r->named));
+		r->named_next = 0;
+	}
+}
+
 /* Start recording: the rings exist.  Caller holds s->lock. */
 int dial9_session_enable(struct dial9_session *s)
 {
@@ -563,8 +702,9 @@ int dial9_session_enable(struct dial9_session *s)
 
 	if (s->enabled)
 		return 0;
+	dial9_occupants_reset(s);
 	mutex_lock(&dial9_reg_lock);
-	ret = dial9_probes_register(s->events);
+	ret = dial9_probes_register(dial9_session_tps(s));
 	if (ret) {
 		if (!dial9_nr_enabled)
 			dial9_probes_unregister();

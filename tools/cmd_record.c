@@ -190,7 +190,9 @@ int cmd_record(int argc, char **argv)
 	/* DIAL9_SCHED_ENABLED=0 would record nothing at all */
 	if (cfg.sched == DIAL9_SCHED_OFF)
 		cfg.sched = DIAL9_SCHED_AUTO;
-	cfg.sched_flags = DIAL9_SCHED_NO_SELF |
+	/* DIAL9_SCHED_OCCUPANTS=0 applies; the rest is the command line's */
+	cfg.sched_flags = (cfg.sched_flags & DIAL9_SCHED_NO_OCCUPANTS) |
+			  DIAL9_SCHED_NO_SELF |
 			  (children ? DIAL9_SCHED_CHILDREN : 0);
 	cfg.sched_pids = pids;
 	cfg.sched_npids = (uint32_t)npids;

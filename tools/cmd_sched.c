@@ -77,6 +77,15 @@ static void live_switch(const struct dial9_rec_header *h,
 	in->tgid = sw->next_tgid;
 	in->wait_known = h->flags & DIAL9_SWITCH_WAIT_VALID;
 	in->wait_ns = sw->next_wait_ns;
+	out->other = sw->next_tid;
+	out->other_tgid = sw->next_tgid == DIAL9_TID_REDACTED ? 0 :
+			  sw->next_tgid;
+	out->other_prio = out->prio = -1;
+	in->other = sw->prev_tid;
+	in->other_tgid = sw->prev_tgid == DIAL9_TID_REDACTED ? 0 :
+			 sw->prev_tgid;
+	in->other_prio = -1;
+	in->prio = sw->next_prio;
 	if (totals) {
 		out->totals = in->totals = true;
 		out->runq_total = sw->prev_run_delay_ns;

@@ -183,6 +183,15 @@ static void losses_json(const struct sched_stats *st, FILE *out)
 	fputc(']', out);
 }
 
+/* Whether a source of @st recorded what ran while a thread waited. */
+static bool occupants(const struct sched_stats *st)
+{
+	for (size_t i = 0; st->culprits && i < st->nsrcs; i++)
+		if (d9_culprits_has_occupants(st->culprits, (uint32_t)i))
+			return true;
+	return false;
+}
+
 static void thread_json(struct sched_stats *st, struct sched_thread *t,
 			bool culprits, FILE *out)
 {
@@ -288,6 +297,10 @@ void sched_stats_report(struct sched_stats *st,
 		for (int i = 0; i < SCHED_HIST_BUCKETS; i++)
 			fprintf(out, "%s%" PRIu64, i ? "," : "", st->hist[i]);
 		fputc(']', out);
+		/* whether what ran while a thread waited is whole (occupants) */
+		if (o->culprits || o->explain)
+			fprintf(out, ",\"occupants\":%s",
+				occupants(st) ? "true" : "false");
 		if (o->explain && sched_explain_json(st, o->explain_ns, out))
 			fprintf(stderr, "dial9: out of memory\n");
 		fprintf(out, "}\n");
@@ -340,8 +353,10 @@ void sched_stats_report(struct sched_stats *st,
 			fprintf(stderr, "dial9: out of memory\n");
 		fprintf(out, "(each delay: when it began, on which CPU it ended, whether the thread was preempted or woken and by whom, what ran on that CPU meanwhile, and the most any other CPU was idle meanwhile, where the balancer could have moved it)\n");
 	}
-	if (o->culprits)
-		fprintf(out, "(culprits: what had the CPU a thread waited on, during its waits, on the CPU each wait ended on; tasks outside the recording are one culprit, \"other processes\", and a gap between one and the idle task is \"idle or other processes\")\n");
+	if (o->culprits && occupants(st))
+		fprintf(out, "(culprits: what had the CPU a thread waited on, during its waits, on the CPU each wait ended on; dial9.ko recorded every switch there meanwhile: tasks outside the recording by name when it was made with CAP_PERFMON, else as one culprit, \"other processes\")\n");
+	else if (o->culprits)
+		fprintf(out, "(culprits: what had the CPU a thread waited on, during its waits, on the CPU each wait ended on; this trace has only the recorded threads' switches (no sched.occupants: an older dial9.ko, the perf backend, or DIAL9_SCHED_OCCUPANTS=0): tasks outside the recording are one culprit, \"other processes\", and a gap between one and the idle task is \"idle or other processes\")\n");
 	fputc('\n', out);
 	sched_hist_print(st->hist, out);
 	if (st->lost || st->nunfollowed)

@@ -15,6 +15,7 @@
 const char *sched_culprit_name(const struct sched_stats *st, uint32_t src,
 			       uint32_t kind, uint32_t tid, uint32_t tgid)
 {
+	const char *name;
 	long i;
 
 	switch (kind) {
@@ -23,7 +24,11 @@ const char *sched_culprit_name(const struct sched_stats *st, uint32_t src,
 	case SCHED_OCC_IDLE_OR_OTHERS: return "(idle or other processes)";
 	}
 	i = d9_sched_stats_find(st, src, tid, tgid);
-	return i >= 0 && st->threads[i].name[0] ? st->threads[i].name : "?";
+	if (i >= 0 && st->threads[i].name[0])
+		return st->threads[i].name;
+	/* a task outside the recording, named by dial9.ko (occupants) */
+	name = d9_culprits_name_of(st->culprits, src, tid);
+	return name && *name ? name : "?";
 }
 
 /* "name", "tid", "pid" of a task (tid and pid null where not known). */
@@ -236,7 +241,11 @@ static void delay_json(struct explain *x, const struct sched_explained *e)
 		fputs(i ? ",{" : "{", x->out);
 		task_json(x->st, w->src, e->ran[i].kind, e->ran[i].tid,
 			  e->ran[i].tgid, x->out);
-		fprintf(x->out, ",\"ns\":%" PRIu64 "}", e->ran[i].ns);
+		fprintf(x->out, ",\"ns\":%" PRIu64, e->ran[i].ns);
+		if (e->ran[i].kind == SCHED_OCC_THREAD && e->ran[i].prio >= 0)
+			fprintf(x->out, ",\"prio\":%d}", e->ran[i].prio);
+		else
+			fputs(",\"prio\":null}", x->out);
 	}
 	fprintf(x->out, "],\"idle_elsewhere_ns\":%" PRIu64, e->idle);
 	span_json(x->st, w, x->out);
@@ -359,13 +368,19 @@ int sched_explain_text(struct sched_stats *st, uint64_t min_ns, size_t max,
 		for (size_t j = 0; j < e->nran; j++) {
 			char who[48];
 
+			char prio[24] = "";
+
 			task_ids(e->ran[j].kind, e->ran[j].tid, e->ran[j].tgid,
 				 who, sizeof(who));
-			fprintf(out, "%s %s%s%s%s %.3f ms", j ? "," : "",
+			if (e->ran[j].kind == SCHED_OCC_THREAD &&
+			    e->ran[j].prio >= 0)
+				snprintf(prio, sizeof(prio), ", prio %d",
+					 e->ran[j].prio);
+			fprintf(out, "%s %s%s%s%s%s %.3f ms", j ? "," : "",
 				sched_culprit_name(st, w->src, e->ran[j].kind,
 					     e->ran[j].tid, e->ran[j].tgid),
-				*who ? " (" : "", who, *who ? ")" : "",
-				e->ran[j].ns / 1e6);
+				*who || *prio ? " (" : "", who, prio,
+				*who || *prio ? ")" : "", e->ran[j].ns / 1e6);
 		}
 		fprintf(out, "%s; another CPU idle meanwhile: %.3f ms\n",
 			e->nran ? "" : " nothing recorded", e->idle / 1e6);

@@ -238,6 +238,8 @@ enum dial9_sched {
 #define DIAL9_SCHED_SYSTEM_WIDE (1u << 2) /* every task: CAP_PERFMON */
 #define DIAL9_SCHED_STACKS      (1u << 3) /* user stacks at switch-out
 					   * (dial9.ko only) */
+#define DIAL9_SCHED_NO_OCCUPANTS (1u << 4) /* not what ran on a CPU while
+					   * a thread waited (dial9.ko) */
 
 /* Fill *cfg with the documented defaults (not the environment). */
 void dial9_config_init(struct dial9_config *cfg);

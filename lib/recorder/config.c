@@ -282,6 +282,17 @@ int dial9_config_from_env(struct dial9_config *c)
 	}
 	if (env_u64("DIAL9_SYMBOLS_MAX_FRAMES", 1, 1u << 24, &v))
 		c->symbols_max_frames = (uint32_t)v;
+	if ((s = getenv("DIAL9_SCHED_OCCUPANTS"))) {
+		int on = parse_bool(s);
+
+		if (on < 0)
+			d9_log("DIAL9_SCHED_OCCUPANTS=\"%s\" is not a boolean; "
+			       "using the default (on)", s);
+		else if (on)
+			c->sched_flags &= ~DIAL9_SCHED_NO_OCCUPANTS;
+		else
+			c->sched_flags |= DIAL9_SCHED_NO_OCCUPANTS;
+	}
 	if (env_u64("DIAL9_FLUSH_NICE", 0, 19, &v))
 		c->flush_nice = (int32_t)v;
 	if (env_u64("DIAL9_SCHED_READER_PRIO", 0, 99, &v))
@@ -324,7 +335,8 @@ int d9_config_check(const struct dial9_config *in, struct dial9_config *c)
 	    c->collector_batches > (1u << 20) || c->io_backend > DIAL9_IO_PWRITE ||
 	    c->clock > DIAL9_CLOCK_GETTIME || c->sched > DIAL9_SCHED_SCHEDSTAT ||
 	    c->sched_flags & ~(DIAL9_SCHED_NO_SELF | DIAL9_SCHED_CHILDREN |
-			       DIAL9_SCHED_SYSTEM_WIDE | DIAL9_SCHED_STACKS) ||
+			       DIAL9_SCHED_SYSTEM_WIDE | DIAL9_SCHED_STACKS |
+			       DIAL9_SCHED_NO_OCCUPANTS) ||
 	    (c->sched_npids && !c->sched_pids) || c->sched_npids > 1024 ||
 	    c->upload_concurrency > 64 || c->shutdown_timeout_ms > 3600000 ||
 	    c->mode > DIAL9_MODE_TRIGGER || c->dump_debounce_ms > 3600000 ||

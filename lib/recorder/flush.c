@@ -193,6 +193,8 @@ void d9_flush_ksched_open(struct recorder *r)
 
 	if (r->cfg.sched_flags & DIAL9_SCHED_STACKS)
 		skip |= D9_KSCHED_STACKS;
+	if (r->cfg.sched_flags & DIAL9_SCHED_NO_OCCUPANTS)
+		skip |= D9_KSCHED_NO_OCCUPANTS;
 
 	if (r->cfg.sched == DIAL9_SCHED_OFF) {
 		snprintf(r->sched_note, sizeof(r->sched_note), "turned off");

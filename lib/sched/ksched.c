@@ -80,6 +80,13 @@ static int ksched_module_open(struct dial9_ksched *k,
 	else if (k->stacks)
 		snprintf(k->reason, sizeof(k->reason),
 			 "no stacks: this dial9.ko does not record them");
+	/*
+	 * What ran on a CPU while a recorded thread waited there (the
+	 * culprits of `dial9 sched`); an older module cannot: the trace
+	 * then has no sched.occupants event, and its readers say so.
+	 */
+	if (k->occupants && (v.features & DIAL9_FEAT_OCCUPANTS))
+		cfg.flags |= DIAL9_CFG_OCCUPANTS;
 	/* The same for samples. */
 	if (k->sample_hz && (v.features & DIAL9_FEAT_SAMPLES)) {
 		cfg.sample_hz = k->sample_hz;
@@ -244,6 +251,7 @@ static int ksched_open_backend(struct dial9_ksched **out,
 	k->kick_fd = -1;
 	k->page = sysconf(_SC_PAGESIZE);
 	k->stacks = skip & D9_KSCHED_STACKS;
+	k->occupants = !(skip & D9_KSCHED_NO_OCCUPANTS);
 	k->sample_hz = sample_hz;
 	if (!(skip & D9_KSCHED_NO_MODULE)) {
 		ret = ksched_module_open_fitting(k, o, modwhy, sizeof(modwhy));

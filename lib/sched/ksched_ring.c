@@ -124,6 +124,15 @@ static int perf_push(void *ctx, const struct dial9_rec_header *rec)
 		return push_one(pc, rec);
 	memcpy(&u, rec, rec->size);
 	if (rec->type == DIAL9_REC_SWITCH) {
+		/*
+		 * A switch with no recorded side is what held a CPU while
+		 * a recorded thread waited (DIAL9_CFG_OCCUPANTS): kept,
+		 * the recorder's own threads as occupants too.
+		 */
+		if (!(rec->flags & (DIAL9_SWITCH_PREV_TARGET |
+				    DIAL9_SWITCH_NEXT_TARGET)) &&
+		    (rec->flags & DIAL9_SWITCH_OCCUPANTS))
+			return push_one(pc, rec);
 		if (!keep_sides(pc->k, &u.sw.hdr.flags,
 				u.sw.prev_tid, DIAL9_SWITCH_PREV_TARGET,
 				u.sw.next_tid, DIAL9_SWITCH_NEXT_TARGET))

@@ -30,21 +30,48 @@ enum {
 	KT_UNFOLLOWED,
 	KT_STACK,
 	KT_MAPPING,
+	KT_CPU_SWITCH,
+	KT_OCCUPANTS,
+	KT_OCCUPANT_COMM,
 	KT_SAMPLE,
 	KT_NTYPES
 };
 
+/* prio: the kernel's, 0..139 (0 where the kernel redacted the task) */
 static const struct dial9_field f_out[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
 	{ "state", DIAL9_U64 }, { "preempted", DIAL9_BOOL },
 	{ "next_tid", DIAL9_U64 }, { "runq_total_ns", DIAL9_U64 },
 	{ "runq_count", DIAL9_U64 }, { "totals_known", DIAL9_BOOL },
+	{ "next_pid", DIAL9_U64 }, { "next_prio", DIAL9_U64 },
 };
 static const struct dial9_field f_in[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
 	{ "runq_delay_ns", DIAL9_U64 }, { "delay_known", DIAL9_BOOL },
 	{ "prev_tid", DIAL9_U64 }, { "runq_total_ns", DIAL9_U64 },
 	{ "runq_count", DIAL9_U64 }, { "totals_known", DIAL9_BOOL },
+	{ "prev_pid", DIAL9_U64 }, { "prev_prio", DIAL9_U64 },
+	{ "prio", DIAL9_U64 },
+};
+/*
+ * A switch between two tasks the recording does not record, on a CPU where
+ * a recorded one waited (DIAL9_CFG_OCCUPANTS): no "tid" field, as it is
+ * no thread's event.
+ */
+static const struct dial9_field f_cpu_switch[] = {
+	{ "cpu", DIAL9_U64 }, { "prev_tid", DIAL9_U64 },
+	{ "prev_pid", DIAL9_U64 }, { "prev_prio", DIAL9_U64 },
+	{ "next_tid", DIAL9_U64 }, { "next_pid", DIAL9_U64 },
+	{ "next_prio", DIAL9_U64 },
+};
+/* Once per stream: the CPUs' switches are whole while one waits. */
+static const struct dial9_field f_occupants[] = {
+	{ "cpu", DIAL9_U64 },
+};
+/* The name of such a task (a privileged recording only). */
+static const struct dial9_field f_occupant_comm[] = {
+	{ "occupant_tid", DIAL9_U64 }, { "occupant_pid", DIAL9_U64 },
+	{ "name", DIAL9_ISTR },
 };
 static const struct dial9_field f_waking[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
@@ -106,8 +133,8 @@ static const struct {
 	const struct dial9_field *f;
 	uint32_t n;
 } kt_types[KT_NTYPES] = {
-	[KT_SWITCH_OUT] = { "sched.switch_out", f_out, 9 },
-	[KT_SWITCH_IN] = { "sched.switch_in", f_in, 9 },
+	[KT_SWITCH_OUT] = { "sched.switch_out", f_out, 11 },
+	[KT_SWITCH_IN] = { "sched.switch_in", f_in, 12 },
 	[KT_WAKING] = { "sched.waking", f_waking, 6 },
 	[KT_WAKEUP] = { "sched.wakeup", f_wakeup, 5 },
 	[KT_MIGRATE] = { "sched.migrate", f_migrate, 4 },
@@ -118,6 +145,9 @@ static const struct {
 	[KT_UNFOLLOWED] = { "sched.unfollowed", f_unfollowed, 3 },
 	[KT_STACK] = { "sched.stack", f_stack, 6 },
 	[KT_MAPPING] = { "sched.mapping", f_mapping, 6 },
+	[KT_CPU_SWITCH] = { "sched.cpu_switch", f_cpu_switch, 7 },
+	[KT_OCCUPANTS] = { "sched.occupants", f_occupants, 1 },
+	[KT_OCCUPANT_COMM] = { "sched.occupant_comm", f_occupant_comm, 3 },
 	[KT_SAMPLE] = { "sched.sample", f_sample, 8 },
 };
 
@@ -171,6 +201,28 @@ static int emit_values(struct d9_ktrace *kt, unsigned int type, uint64_t ts,
 	if (!ret)
 		kt->nevents++;
 	return ret;
+}
+
+/* A kernel prio as a field: never negative (0..139). */
+static inline uint64_t prio(int32_t p)
+{
+	return p > 0 ? (uint64_t)p : 0;
+}
+
+/* A switch with no recorded side (DIAL9_CFG_OCCUPANTS). */
+static int cpu_switch(struct d9_ktrace *kt, const struct dial9_rec_header *h)
+{
+	const struct dial9_rec_switch *sw = (const void *)h;
+	uint64_t v[7];
+
+	v[0] = h->cpu;
+	v[1] = sw->prev_tid;
+	v[2] = sw->prev_tgid;
+	v[3] = prio(sw->prev_prio);
+	v[4] = sw->next_tid;
+	v[5] = sw->next_tgid;
+	v[6] = prio(sw->next_prio);
+	return emit(kt, KT_CPU_SWITCH, h->time_ns, v);
 }
 
 /* A STACK or SAMPLE record (the same layout) as sched.stack or .sample. */
@@ -236,7 +288,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 	const struct dial9_rec_lost *lo = (const void *)h;
 	const struct dial9_rec_comm *cm = (const void *)h;
 	const struct dial9_rec_unfollowed *uf = (const void *)h;
-	uint64_t v[9];
+	uint64_t v[12];
 	bool totals;
 	int ret = 0;
 
@@ -247,9 +299,17 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 			return -EPROTO;
 		totals = h->size >= sizeof(*sw) &&
 			 (h->flags & DIAL9_SWITCH_TOTALS);
+		if ((h->flags & DIAL9_SWITCH_OCCUPANTS) &&
+		    !(kt->defined & (1u << KT_OCCUPANTS))) {
+			v[0] = h->cpu;
+			ret = emit(kt, KT_OCCUPANTS, h->time_ns, v);
+		}
+		if (!ret && !(h->flags & (DIAL9_SWITCH_PREV_TARGET |
+					  DIAL9_SWITCH_NEXT_TARGET)))
+			return cpu_switch(kt, h);
 		/* Only the recorded tasks get switch events of their own. */
-		if ((h->flags & DIAL9_SWITCH_PREV_TARGET) && sw->prev_tid &&
-		    sw->prev_tid != DIAL9_TID_REDACTED) {
+		if (!ret && (h->flags & DIAL9_SWITCH_PREV_TARGET) &&
+		    sw->prev_tid && sw->prev_tid != DIAL9_TID_REDACTED) {
 			v[0] = sw->prev_tid;
 			v[1] = sw->prev_tgid;
 			v[2] = h->cpu;
@@ -259,6 +319,8 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 			v[6] = totals ? sw->prev_run_delay_ns : 0;
 			v[7] = totals ? sw->prev_pcount : 0;
 			v[8] = totals;
+			v[9] = sw->next_tgid;
+			v[10] = prio(sw->next_prio);
 			ret = emit(kt, KT_SWITCH_OUT, h->time_ns, v);
 		}
 		if (!ret && (h->flags & DIAL9_SWITCH_NEXT_TARGET) &&
@@ -272,6 +334,9 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 			v[6] = totals ? sw->next_run_delay_ns : 0;
 			v[7] = totals ? sw->next_pcount : 0;
 			v[8] = totals;
+			v[9] = sw->prev_tgid;
+			v[10] = prio(sw->prev_prio);
+			v[11] = prio(sw->next_prio);
 			ret = emit(kt, KT_SWITCH_IN, h->time_ns, v);
 		}
 		return ret;
@@ -328,7 +393,9 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		cv[2].str.ptr = cm->comm;
 		/* the kernel cut it at 15 bytes, maybe inside a character */
 		cv[2].str.len = d9_utf8_cut(cm->comm, sizeof(cm->comm));
-		return emit_values(kt, KT_COMM, h->time_ns, cv);
+		/* a task the recording does not record: not a thread's name */
+		return emit_values(kt, h->flags & DIAL9_COMM_OCCUPANT ?
+				   KT_OCCUPANT_COMM : KT_COMM, h->time_ns, cv);
 	}
 	case DIAL9_REC_STACK:
 	case DIAL9_REC_SAMPLE:

@@ -41,6 +41,7 @@ struct dial9_ksched {
 	uint64_t *lost_seen;		/* per CPU: in the kernel's LOST records */
 	uint64_t nread;			/* records read out of the rings */
 	bool stacks;			/* D9_KSCHED_STACKS asked for */
+	bool occupants;			/* DIAL9_CFG_OCCUPANTS, unless skipped */
 	uint32_t sample_hz;		/* samples asked for; 0 once refused */
 	/*
 	 * Threads left out (dial9_ksched_ignore_thread): perf's records of
@@ -85,6 +86,7 @@ int d9_ksched_reader_start(struct dial9_ksched *k, uint32_t prio);
 #define D9_KSCHED_NO_MODULE	(1u << 0)	/* skip /dev/dial9 */
 #define D9_KSCHED_NO_PERF	(1u << 1)	/* skip perf_event_open */
 #define D9_KSCHED_STACKS	(1u << 2)	/* dial9.ko's user stacks */
+#define D9_KSCHED_NO_OCCUPANTS	(1u << 3)	/* no DIAL9_CFG_OCCUPANTS */
 
 /*
  * dial9_ksched_open() without the backends in @skip (D9_KSCHED_*), and

@@ -17,27 +17,85 @@ void d9_culprits_free(struct sched_culprits *c)
 	free(c->waits);
 	free(c->outs);
 	free(c->outs_at);
+	free(c->occ_src);
+	free(c->names);
 	memset(c, 0, sizeof(*c));
 }
 
 static int add_occ(struct sched_culprits *c, uint32_t src, uint32_t cpu,
-		   uint32_t kind, uint32_t tid, uint32_t tgid, uint64_t start,
+		   uint32_t kind, const struct sched_task *t, uint64_t start,
 		   uint64_t end)
 {
+	bool thread = kind == SCHED_OCC_THREAD;
+
 	if (end <= start)
 		return 0;
 	if (d9_grow((void **)&c->occ, &c->occ_cap, c->nocc + 1,
 		    sizeof(*c->occ)))
 		return -ENOMEM;
-	c->occ[c->nocc++] = (struct sched_occ){ start, end, src, cpu, kind,
-						tid, tgid };
+	c->occ[c->nocc++] = (struct sched_occ){
+		start, end, src, cpu, kind, thread ? t->tid : 0,
+		thread ? t->tgid : 0, thread ? t->prio : -1 };
 	return 0;
 }
 
 int d9_culprits_ran(struct sched_culprits *c, uint32_t src, uint32_t cpu,
-		    uint32_t tid, uint32_t tgid, uint64_t start, uint64_t end)
+		    const struct sched_task *t, uint64_t start, uint64_t end)
 {
-	return add_occ(c, src, cpu, SCHED_OCC_THREAD, tid, tgid, start, end);
+	return add_occ(c, src, cpu, SCHED_OCC_THREAD, t, start, end);
+}
+
+int d9_culprits_occupants(struct sched_culprits *c, uint32_t src)
+{
+	if (src >= c->nocc_src) {
+		size_t n = (size_t)src + 1;
+		uint8_t *v = realloc(c->occ_src, n);
+
+		if (!v)
+			return -ENOMEM;
+		memset(v + c->nocc_src, 0, n - c->nocc_src);
+		c->occ_src = v;
+		c->nocc_src = n;
+	}
+	c->occ_src[src] = 1;
+	return 0;
+}
+
+bool d9_culprits_has_occupants(const struct sched_culprits *c, uint32_t src)
+{
+	return src < c->nocc_src && c->occ_src[src];
+}
+
+int d9_culprits_name(struct sched_culprits *c, uint32_t src, uint32_t tid,
+		     const char *name, size_t len)
+{
+	struct sched_occ_name *n = NULL;
+
+	/* newest first: a task is named again when its name changed */
+	for (size_t i = c->nnames; i-- > 0 && !n;)
+		if (c->names[i].src == src && c->names[i].tid == tid)
+			n = &c->names[i];
+	if (!n) {
+		if (d9_grow((void **)&c->names, &c->names_cap, c->nnames + 1,
+			    sizeof(*c->names)))
+			return -ENOMEM;
+		n = &c->names[c->nnames++];
+		n->src = src;
+		n->tid = tid;
+	}
+	memset(n->name, 0, sizeof(n->name));
+	len = strnlen(name, len < sizeof(n->name) ? len : sizeof(n->name) - 1);
+	memcpy(n->name, name, len);
+	return 0;
+}
+
+const char *d9_culprits_name_of(const struct sched_culprits *c, uint32_t src,
+				uint32_t tid)
+{
+	for (size_t i = c ? c->nnames : 0; i-- > 0;)
+		if (c->names[i].src == src && c->names[i].tid == tid)
+			return c->names[i].name;
+	return NULL;
 }
 
 static size_t out_slot(const struct sched_culprits *c, uint32_t src,
@@ -90,7 +148,7 @@ static struct sched_cpu_out *cpu_out(struct sched_culprits *c, uint32_t src,
 	if (2 * (c->nouts + 1) >= c->outs_at_cap &&
 	    outs_rehash(c, c->outs_at_cap ? 2 * c->outs_at_cap : 64))
 		return NULL;
-	c->outs[c->nouts] = (struct sched_cpu_out){ src, cpu, 0, 0 };
+	c->outs[c->nouts] = (struct sched_cpu_out){ .src = src, .cpu = cpu };
 	k = out_slot(c, src, cpu);
 	while (c->outs_at[k])
 		k = (k + 1) & (c->outs_at_cap - 1);
@@ -99,14 +157,14 @@ static struct sched_cpu_out *cpu_out(struct sched_culprits *c, uint32_t src,
 }
 
 int d9_culprits_out(struct sched_culprits *c, uint32_t src, uint32_t cpu,
-		    uint64_t ts, uint32_t next)
+		    uint64_t ts, const struct sched_task *next)
 {
 	struct sched_cpu_out *o = cpu_out(c, src, cpu, true);
 
 	if (!o)
 		return -ENOMEM;
 	o->ts = ts;
-	o->next = next;
+	o->next = *next;
 	return 0;
 }
 
@@ -121,26 +179,67 @@ static uint32_t gap_kind(uint32_t next, uint32_t prev)
 	return SCHED_OCC_IDLE_OR_OTHERS;
 }
 
-int d9_culprits_in(struct sched_culprits *c, uint32_t src, uint32_t cpu,
-		   uint64_t ts, uint32_t prev)
+/* What one task of a switch is as an occupant. */
+static uint32_t task_kind(uint32_t tid)
 {
-	struct sched_cpu_out *o = cpu_out(c, src, cpu, false);
+	return !tid ? SCHED_OCC_IDLE : tid == UINT32_MAX ? SCHED_OCC_OTHERS :
+	       SCHED_OCC_THREAD;
+}
+
+/*
+ * The gap open on @o ends at @ts with @prev leaving the CPU: whose it was
+ * (sched_culprits.h).  Both ends name the same task: that task's (the
+ * idle task, tasks outside the recording redacted, or a task the
+ * recording sees but does not record, such as the recorder's own threads
+ * or, with occupants, any task of a privileged recording).
+ */
+static int close_gap(struct sched_culprits *c, struct sched_cpu_out *o,
+		     uint64_t ts, const struct sched_task *prev)
+{
+	struct sched_task t = *prev;
 	int ret = 0;
 
-	/*
-	 * Both ends name the same task, not the idle one and not redacted:
-	 * a task the recording sees but does not record (the recorder's
-	 * own threads, left out of the session), there throughout.
-	 */
-	if (o && o->ts && o->ts <= ts && o->next == prev && prev &&
-	    prev != UINT32_MAX)
-		ret = add_occ(c, src, cpu, SCHED_OCC_THREAD, prev, 0, o->ts,
+	if (!o->ts || o->ts > ts)
+		return 0;
+	if (o->next.tid == prev->tid) {
+		if (!t.tgid)
+			t.tgid = o->next.tgid;
+		if (o->next.prio >= 0)
+			t.prio = o->next.prio;
+		ret = add_occ(c, o->src, o->cpu, task_kind(t.tid), &t, o->ts,
 			      ts);
-	else if (o && o->ts && o->ts <= ts)
-		ret = add_occ(c, src, cpu, gap_kind(o->next, prev), 0, 0,
-			      o->ts, ts);
-	if (o)
-		o->ts = 0;	/* the CPU's next gap starts at a switch-out */
+	} else if (d9_culprits_has_occupants(c, o->src)) {
+		ret = add_occ(c, o->src, o->cpu, task_kind(t.tid), &t, o->ts,
+			      ts);
+	} else {
+		ret = add_occ(c, o->src, o->cpu,
+			      gap_kind(o->next.tid, prev->tid), &t, o->ts, ts);
+	}
+	o->ts = 0;
+	return ret;
+}
+
+int d9_culprits_in(struct sched_culprits *c, uint32_t src, uint32_t cpu,
+		   uint64_t ts, const struct sched_task *prev)
+{
+	struct sched_cpu_out *o = cpu_out(c, src, cpu, false);
+
+	/* the CPU's next gap starts at a switch-out */
+	return o ? close_gap(c, o, ts, prev) : 0;
+}
+
+int d9_culprits_switch(struct sched_culprits *c, uint32_t src, uint32_t cpu,
+		       uint64_t ts, const struct sched_task *prev,
+		       const struct sched_task *next)
+{
+	struct sched_cpu_out *o = cpu_out(c, src, cpu, true);
+	int ret;
+
+	if (!o)
+		return -ENOMEM;
+	ret = close_gap(c, o, ts, prev);
+	o->ts = ts;
+	o->next = *next;
 	return ret;
 }
 
@@ -326,8 +425,11 @@ int d9_culprits_explain(struct sched_culprits *c, uint64_t min_ns,
 			if (j == n)
 				ran[n++] = (struct sched_culprit){
 					.kind = o->kind, .tid = o->tid,
-					.tgid = o->tgid, .waits = 1 };
+					.tgid = o->tgid, .prio = -1,
+					.waits = 1 };
 			ran[j].ns += ns;
+			if (o->prio >= 0)
+				ran[j].prio = o->prio;
 		}
 		/* The most any other CPU of the source was idle meanwhile. */
 		for (size_t k = 0; !ret && k < c->nouts; k++) {

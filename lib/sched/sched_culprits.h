@@ -16,10 +16,21 @@
  * redacted: one the session sees but does not record, such as the
  * recorder's own threads) was that task's.
  *
- * What the trace cannot say: which task outside the session ran (the
- * kernel names none of them to a session: they are one culprit, "other
- * processes"), or, in a gap whose ends name different occupants (the
- * idle task at one end, another process at the other), how the gap
+ * With dial9.ko's DIAL9_CFG_OCCUPANTS (a sched.occupants event in the
+ * source) the trace also holds every switch of a CPU while a recorded
+ * thread waits there (sched.cpu_switch, d9_culprits_switch()): each one
+ * splits the gap, so each piece has one occupant, by name and prio for a
+ * privileged recording (names from sched.occupant_comm), redacted (one
+ * culprit, "other processes") for an unprivileged one, or the idle task.
+ * There a gap whose two ends disagree began before the wait that made
+ * the CPU's switches recorded: the task at its end held the CPU since
+ * that wait began at least, and the gap is that task's (on the lanes of
+ * --explain and the report, it reaches back to the gap's start).
+ *
+ * What a trace without them cannot say: which task outside the session
+ * ran (the kernel names none of them to a session: they are one culprit,
+ * "other processes"), or, in a gap whose ends name different occupants
+ * (the idle task at one end, another process at the other), how the gap
  * divides: it is its own culprit, "idle or other processes".  A wait the
  * balancer migrated is laid over the CPU it came from up to its newest
  * migration and over the CPU where it ended after it (sched_stats.c
@@ -41,9 +52,16 @@ enum sched_occupant {
 	SCHED_OCC_IDLE_OR_OTHERS,	/* a gap between the two */
 };
 
+/* A side of a switch: tid 0 the idle task, UINT32_MAX redacted. */
+struct sched_task {
+	uint32_t tid, tgid;		/* tgid 0: not known */
+	int32_t prio;			/* the kernel's, 0..139; -1: not known */
+};
+
 struct sched_culprit {
 	uint32_t kind;			/* enum sched_occupant */
 	uint32_t tid, tgid;		/* SCHED_OCC_THREAD */
+	int32_t prio;			/* its newest known (-1: not known) */
 	uint64_t ns;			/* time on the CPU during the waits */
 	uint64_t waits;			/* waits it was in */
 	size_t last_wait;		/* 1 + the last of them (counting) */
@@ -52,6 +70,7 @@ struct sched_culprit {
 struct sched_occ {
 	uint64_t start, end;
 	uint32_t src, cpu, kind, tid, tgid;
+	int32_t prio;			/* -1: not known */
 };
 
 /* How a wait began. */
@@ -82,8 +101,15 @@ struct sched_wait {
 
 /* A CPU's last recorded switch-out, until the next switch-in there. */
 struct sched_cpu_out {
-	uint32_t src, cpu, next;
+	uint32_t src, cpu;
+	struct sched_task next;		/* who had the CPU from ts */
 	uint64_t ts;
+};
+
+/* A name of a task outside the recording (sched.occupant_comm). */
+struct sched_occ_name {
+	uint32_t src, tid;
+	char name[16];
 };
 
 struct sched_culprits {
@@ -98,19 +124,36 @@ struct sched_culprits {
 	size_t outs_at_cap;		/* a power of two, > 2 * nouts */
 	size_t nids;			/* waits so far (their ids) */
 	bool more;			/* the last piece's wait goes on */
+	uint8_t *occ_src;		/* [src]: DIAL9_CFG_OCCUPANTS seen */
+	size_t nocc_src;
+	struct sched_occ_name *names;
+	size_t nnames, names_cap;
 };
 
 void d9_culprits_free(struct sched_culprits *c);
-/* Thread (@src, @tid, @tgid) ran on @cpu over [start, end); -ENOMEM. */
+/* Thread @t of @src ran on @cpu over [start, end); -ENOMEM. */
 int d9_culprits_ran(struct sched_culprits *c, uint32_t src, uint32_t cpu,
-		    uint32_t tid, uint32_t tgid, uint64_t start, uint64_t end);
+		    const struct sched_task *t, uint64_t start, uint64_t end);
 /* A recorded switch-out on @cpu at @ts to @next (0 idle, else foreign
  * unless it is recorded: then its own switch-in follows); -ENOMEM. */
 int d9_culprits_out(struct sched_culprits *c, uint32_t src, uint32_t cpu,
-		    uint64_t ts, uint32_t next);
+		    uint64_t ts, const struct sched_task *next);
 /* A recorded switch-in on @cpu at @ts from @prev; -ENOMEM. */
 int d9_culprits_in(struct sched_culprits *c, uint32_t src, uint32_t cpu,
-		   uint64_t ts, uint32_t prev);
+		   uint64_t ts, const struct sched_task *prev);
+/* A switch on @cpu at @ts with no recorded side (sched.cpu_switch). */
+int d9_culprits_switch(struct sched_culprits *c, uint32_t src, uint32_t cpu,
+		       uint64_t ts, const struct sched_task *prev,
+		       const struct sched_task *next);
+/* Source @src records every switch where one waits; -ENOMEM. */
+int d9_culprits_occupants(struct sched_culprits *c, uint32_t src);
+bool d9_culprits_has_occupants(const struct sched_culprits *c, uint32_t src);
+/* Task @tid of @src outside the recording is named @name; -ENOMEM. */
+int d9_culprits_name(struct sched_culprits *c, uint32_t src, uint32_t tid,
+		     const char *name, size_t len);
+/* Its newest name, or NULL. */
+const char *d9_culprits_name_of(const struct sched_culprits *c, uint32_t src,
+				uint32_t tid);
 /* Records of @cpu were lost: the gap open there is not known. */
 void d9_culprits_lost(struct sched_culprits *c, uint32_t src, uint32_t cpu);
 /*

@@ -33,6 +33,9 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 		{ "sched.sample", SK_SAMPLE },
 		{ "sched.symbol", SK_SYMBOL },
 		{ "sched.symbol_note", SK_SYMBOL_NOTE },
+		{ "sched.cpu_switch", SK_CPU_SWITCH },
+		{ "sched.occupants", SK_OCCUPANTS },
+		{ "sched.occupant_comm", SK_OCCUPANT_COMM },
 	};
 
 	memset(f, 0, sizeof(*f));
@@ -79,6 +82,39 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 	f->why = dial9_schema_field_index(s, "why");
 	f->other = dial9_schema_field_index(s, f->kind == SK_OUT ? "next_tid" :
 						"prev_tid");
+	f->other_pid = dial9_schema_field_index(s, f->kind == SK_OUT ?
+						"next_pid" : "prev_pid");
+	f->other_prio = dial9_schema_field_index(s, f->kind == SK_OUT ?
+						 "next_prio" : "prev_prio");
+	f->prio = dial9_schema_field_index(s, "prio");
+	f->prev_tid = dial9_schema_field_index(s, "prev_tid");
+	f->prev_pid = dial9_schema_field_index(s, "prev_pid");
+	f->prev_prio = dial9_schema_field_index(s, "prev_prio");
+	f->next_tid = dial9_schema_field_index(s, "next_tid");
+	f->next_pid = dial9_schema_field_index(s, "next_pid");
+	f->next_prio = dial9_schema_field_index(s, "next_prio");
+	f->occ_tid = dial9_schema_field_index(s, "occupant_tid");
+}
+
+/* A prio field, or -1 where the schema has none (an older trace). */
+static int32_t fprio(const struct dial9_record *r, int i)
+{
+	uint64_t v = d9_sched_fu64(r, i);
+
+	return i >= 0 && r->values[i].type == DIAL9_U64 && v < 1024 ?
+	       (int32_t)v : -1;
+}
+
+/* One side of a sched.cpu_switch. */
+static struct sched_task side(const struct dial9_record *r, int tid, int pid,
+			      int prio)
+{
+	/* not named: another task, as far as anyone can tell */
+	uint32_t t = tid >= 0 ? (uint32_t)d9_sched_fu64(r, tid) : UINT32_MAX;
+	uint32_t p = (uint32_t)d9_sched_fu64(r, pid);
+
+	return (struct sched_task){ t, p == UINT32_MAX ? 0 : p,
+				    t && t != UINT32_MAX ? fprio(r, prio) : -1 };
 }
 
 void d9_sched_fields_ev(const struct sched_fields *f,
@@ -102,6 +138,12 @@ void d9_sched_fields_ev(const struct sched_fields *f,
 		e->wait_known = d9_sched_fbool(r, f->known);
 		e->wait_ns = d9_sched_fu64(r, f->wait);
 	}
+	e->other_tgid = (uint32_t)d9_sched_fu64(r, f->other_pid);
+	if (e->other_tgid == UINT32_MAX)
+		e->other_tgid = 0;
+	e->other_prio = e->other && e->other != UINT32_MAX ?
+			fprio(r, f->other_prio) : -1;
+	e->prio = fprio(r, f->prio);
 	e->totals = d9_sched_fbool(r, f->totals);
 	if (e->totals) {
 		e->runq_total = d9_sched_fu64(r, f->rtotal);
@@ -253,6 +295,27 @@ int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 				r->values[f->object].str.len,
 				r->values[f->why].str.ptr,
 				r->values[f->why].str.len);
+	case SK_CPU_SWITCH: {
+		struct sched_task prev = side(r, f->prev_tid, f->prev_pid,
+					      f->prev_prio);
+		struct sched_task next = side(r, f->next_tid, f->next_pid,
+					      f->next_prio);
+
+		return d9_sched_stats_cpu_switch(st, src, r->ts_ns,
+			f->cpu >= 0 ? (uint32_t)d9_sched_fu64(r, f->cpu) :
+				      UINT32_MAX, &prev, &next);
+	}
+	case SK_OCCUPANTS:
+		return d9_sched_stats_occupants(st, src);
+	case SK_OCCUPANT_COMM:
+		if (f->name < 0 || f->occ_tid < 0 ||
+		    (r->values[f->name].type != DIAL9_ISTR &&
+		     r->values[f->name].type != DIAL9_STR))
+			return 0;
+		return d9_sched_stats_occupant_name(st, src,
+				(uint32_t)d9_sched_fu64(r, f->occ_tid),
+				r->values[f->name].str.ptr,
+				r->values[f->name].str.len);
 	case SK_APP_LOST:
 		st->lost_app += d9_sched_fu64(r, f->events);
 		return 0;

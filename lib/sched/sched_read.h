@@ -12,7 +12,8 @@
 enum sched_kind {
 	SK_OTHER, SK_OUT, SK_IN, SK_WAKING, SK_MIGRATE, SK_EXIT, SK_COMM,
 	SK_LOST, SK_SSTAT, SK_UNFOLLOWED, SK_APP_LOST, SK_STACK, SK_MAPPING,
-	SK_SAMPLE, SK_SYMBOL, SK_SYMBOL_NOTE,
+	SK_SYMBOL, SK_SYMBOL_NOTE, SK_CPU_SWITCH, SK_OCCUPANTS, SK_OCCUPANT_COMM,
+	SK_SAMPLE,
 };
 
 /* Field indexes of one schema (-1: absent). */
@@ -23,7 +24,12 @@ struct sched_fields {
 	    rcount, name, count, run, slices, parent, waker, events, pexec,
 	    other, wakerpid, irq, from, to, frames, truncated, start, end,
 	    offset, path, waker_stack;
-	int build_id, period, missed, address, within, object, why;
+	int build_id, address, within, object, why, period, missed;
+	/* the other side's pid and prio (out: next, in: prev), own prio */
+	int other_pid, other_prio, prio;
+	/* sched.cpu_switch: both sides; sched.occupant_comm */
+	int prev_tid, prev_pid, prev_prio, next_tid, next_pid, next_prio,
+	    occ_tid;
 };
 
 void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s);

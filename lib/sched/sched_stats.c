@@ -198,6 +198,7 @@ long d9_sched_stats_thread(struct sched_stats *st, uint32_t src, uint32_t tid,
 	t->tid = tid;
 	t->tgid = tgid;
 	t->nloss = st->nloss;
+	t->prio = -1;
 	st->tab[i] = (uint32_t)st->n;
 	return (long)st->n - 1;
 }
@@ -441,14 +442,17 @@ int d9_sched_stats_out(struct sched_stats *st, const struct sched_ev *e,
 	t->last = 1;
 	t->nloss = st->nloss;
 	if (st->culprits) {
+		struct sched_task me = { e->tid, t->tgid, t->prio };
+		struct sched_task next = { e->other, e->other_tgid,
+					   e->other_prio };
+
 		for (int i = 0; i < r.n; i++)
 			if (r.p[i].state == SCHED_RUNNING &&
-			    d9_culprits_ran(st->culprits, e->src, e->cpu,
-					    e->tid, t->tgid, r.p[i].start,
-					    r.p[i].end))
+			    d9_culprits_ran(st->culprits, e->src, e->cpu, &me,
+					    r.p[i].start, r.p[i].end))
 				return -ENOMEM;
 		if (d9_culprits_out(st->culprits, e->src, e->cpu, e->ts,
-				    e->other))
+				    &next))
 			return -ENOMEM;
 	}
 	if (res)
@@ -526,9 +530,12 @@ int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 	t->since = e->ts;
 	t->last = 2;
 	t->nloss = st->nloss;
+	t->prio = e->prio;
 	if (st->culprits) {
-		if (d9_culprits_in(st->culprits, e->src, e->cpu, e->ts,
-				   e->other))
+		struct sched_task prev = { e->other, e->other_tgid,
+					   e->other_prio };
+
+		if (d9_culprits_in(st->culprits, e->src, e->cpu, e->ts, &prev))
 			return -ENOMEM;
 		struct sched_wait_info wi = {
 			.cause = before == SCHED_RUNNABLE ? SCHED_CAUSE_PREEMPTED :
@@ -560,6 +567,16 @@ int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 			 */
 			if (wi.delay_ns && r.p[i].end - from > wi.delay_ns)
 				from = r.p[i].end - wi.delay_ns;
+			/*
+			 * Never before its waking, where the trace has it: the
+			 * kernel's measure follows the runqueue clock, which
+			 * can lag the tracepoints' by up to a tick where
+			 * sched_clock is unstable (seen under qemu TCG), and
+			 * the thread was asleep until then.
+			 */
+			if (wi.waker_known && t->wake_ts > from &&
+			    t->wake_ts < r.p[i].end)
+				from = t->wake_ts;
 			/*
 			 * Migrated meanwhile (its newest migration, to this
 			 * CPU): before it, it waited on the CPU it came from.
@@ -734,63 +751,6 @@ void d9_sched_stats_finish(struct sched_stats *st, uint64_t end_ns)
 			t->waits = t->delay_count;
 		}
 	}
-}
-
-/* One overlap of a wait with an occupant: into the thread's culprits. */
-static int add_culprit(void *ctx, size_t thread, const struct sched_occ *o,
-		       uint64_t ns, size_t wait)
-{
-	struct sched_stats *st = ctx;
-	struct sched_thread *t = &st->threads[thread];
-	struct sched_culprit *c = NULL;
-
-	if (o->kind == SCHED_OCC_THREAD && o->tid == t->tid &&
-	    o->tgid == t->tgid)
-		return 0;	/* itself: clocks of two CPUs a little apart */
-	for (size_t i = 0; i < t->nculprits && !c; i++)
-		if (t->culprits[i].kind == o->kind &&
-		    (o->kind != SCHED_OCC_THREAD ||
-		     (t->culprits[i].tid == o->tid &&
-		      t->culprits[i].tgid == o->tgid)))
-			c = &t->culprits[i];
-	if (!c) {
-		if (d9_grow((void **)&t->culprits, &t->culprits_cap,
-			    t->nculprits + 1, sizeof(*c)))
-			return -ENOMEM;
-		c = &t->culprits[t->nculprits++];
-		*c = (struct sched_culprit){ .kind = o->kind, .tid = o->tid,
-					     .tgid = o->tgid };
-	}
-	c->ns += ns;
-	if (c->last_wait != wait + 1) {
-		c->waits++;
-		c->last_wait = wait + 1;
-	}
-	return 0;
-}
-
-static int cmp_culprit(const void *pa, const void *pb)
-{
-	const struct sched_culprit *a = pa, *b = pb;
-
-	if (a->ns != b->ns)
-		return a->ns > b->ns ? -1 : 1;
-	if (a->kind != b->kind)
-		return a->kind < b->kind ? -1 : 1;
-	return a->tid < b->tid ? -1 : a->tid > b->tid;
-}
-
-int d9_sched_stats_culprits(struct sched_stats *st)
-{
-	int ret;
-
-	if (!st->culprits)
-		return 0;
-	ret = d9_culprits_resolve(st->culprits, add_culprit, st);
-	for (size_t i = 0; !ret && i < st->n; i++)
-		d9_sort(st->threads[i].culprits, st->threads[i].nculprits,
-			sizeof(struct sched_culprit), cmp_culprit);
-	return ret;
 }
 
 static int cmp_u64(const void *a, const void *b)

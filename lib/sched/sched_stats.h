@@ -41,6 +41,9 @@ struct sched_ev {
 	uint64_t runq_total;		/* the scheduler's run_delay, ns */
 	uint32_t runq_count;		/* its pcount, low 32 bits */
 	uint32_t other;			/* out: next tid; in: prev tid (0: idle) */
+	uint32_t other_tgid;		/* its pid (0: not known) */
+	int32_t other_prio;		/* its prio (-1: not known) */
+	int32_t prio;			/* in: the thread's prio (-1: not known) */
 };
 
 /* A piece of a thread's time, [start, end) in one state. */
@@ -94,6 +97,7 @@ struct sched_thread {
 	uint64_t wake_ts;
 	uint32_t waker_tid, waker_tgid;
 	bool waker_irq;
+	int32_t prio;			/* at its newest switch-in (-1: not known) */
 	/* with st->culprits, after d9_sched_stats_finish: largest first */
 	struct sched_culprit *culprits;
 	size_t nculprits, culprits_cap;
@@ -167,6 +171,19 @@ int d9_sched_stats_out(struct sched_stats *st, const struct sched_ev *e,
 		    struct sched_result *res);
 int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 		   struct sched_result *res);
+/*
+ * A switch of @cpu at @ts between two tasks the recording does not record
+ * (sched.cpu_switch); -ENOMEM.
+ */
+int d9_sched_stats_cpu_switch(struct sched_stats *st, uint32_t src,
+			      uint64_t ts, uint32_t cpu,
+			      const struct sched_task *prev,
+			      const struct sched_task *next);
+/* Source @src records such switches (sched.occupants); -ENOMEM. */
+int d9_sched_stats_occupants(struct sched_stats *st, uint32_t src);
+/* The name of such a task (sched.occupant_comm); -ENOMEM. */
+int d9_sched_stats_occupant_name(struct sched_stats *st, uint32_t src,
+				 uint32_t tid, const char *name, size_t len);
 /* A migration at @ts from CPU @from to @to (UINT32_MAX: not known). */
 void d9_sched_stats_migrate(struct sched_stats *st, uint32_t src, uint64_t ts,
 			    uint32_t tid, uint32_t tgid, uint32_t from,

@@ -87,7 +87,7 @@ TEST(version_reports_stacks)
 	EXPECT_EQ(0, d9_configure(&d, DIAL9_CFG_STACKS, 0, 0));
 	d9_close(&d);
 	ASSERT_EQ(0, d9_open(&d));
-	EXPECT_EQ(-EINVAL, d9_configure(&d, DIAL9_CFG_STACKS << 1, 0, 0));
+	EXPECT_EQ(-EINVAL, d9_configure(&d, DIAL9_CFG_ALL + 1, 0, 0));
 	d9_close(&d);
 }
 

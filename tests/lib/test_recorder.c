@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
+#include "recorder/recorder.h"
 #include "record/record.h"
 
 static void cfg_for(struct dial9_config *c, const char *dir)
@@ -699,6 +700,23 @@ static void environment_parsing(void **state)
 	assert_int_equal(c.flush_interval_ms, d.flush_interval_ms);
 	assert_int_equal(c.io_backend, d.io_backend);
 	assert_int_equal(c.clock, d.clock);
+
+	/* DIAL9_SCHED_OCCUPANTS: on by default, 0 turns it off, and a
+	 * config with it off is a valid one */
+	clear_env();
+	dial9_config_init(&c);
+	assert_false(c.sched_flags & DIAL9_SCHED_NO_OCCUPANTS);
+	setenv("DIAL9_SCHED_OCCUPANTS", "0", 1);
+	dial9_config_from_env(&c);
+	assert_true(c.sched_flags & DIAL9_SCHED_NO_OCCUPANTS);
+	assert_int_equal(d9_config_check(&c, &d), 0);
+	setenv("DIAL9_SCHED_OCCUPANTS", "maybe", 1);
+	dial9_config_from_env(&c);
+	assert_true(c.sched_flags & DIAL9_SCHED_NO_OCCUPANTS);
+	setenv("DIAL9_SCHED_OCCUPANTS", "1", 1);
+	dial9_config_from_env(&c);
+	assert_false(c.sched_flags & DIAL9_SCHED_NO_OCCUPANTS);
+	unsetenv("DIAL9_SCHED_OCCUPANTS");
 
 	/* lenient start: an unusable directory disables recording */
 	clear_env();

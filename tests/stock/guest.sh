@@ -276,6 +276,8 @@ run stress-ng stress-ng --cpu 6 --cpu-ops 60 --quiet
 at "stopping bpftrace"
 kill -INT $bt
 bounded $bt 30 "bpftrace (the reference)" note
+# What ran while a recorded thread waited, against perf (culprits.sh).
+. /bin/culprits.sh
 at "stopping the idle session"
 kill $idle
 bounded $keep 30 "dial9 record -p of a process that exited"

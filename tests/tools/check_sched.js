@@ -138,6 +138,30 @@ function thread(j, tid, host) {
         "no culprits without --culprits");
 }
 
+/* occupants/: every switch of a CPU while a recorded thread waits */
+{
+  const j = load("occupants");
+  const c = (tid) => thread(j, tid).culprits.map(
+    (x) => `${x.name}:${x.tid}:${x.pid}:${x.ns}`).join(" ");
+
+  check(c(801) === "hog-a:2001:2000:10000 other:3001:3001:7000 " +
+        "hog-b:2002:2000:5000 (idle):null:null:3000",
+        "occupants: each foreign task by name and pid, the idle task");
+  check(c(802) === "(other processes):null:null:18000 (idle):null:null:2000",
+        "occupants: redacted foreign tasks are one, with their time");
+  check(c(803) === "?:4002:4002:10000 ?:4001:4001:5000",
+        "occupants: a gap that began before the wait is its end's task");
+  check(j.occupants === true, "occupants: the JSON says so");
+  check(j.threads.every((t) => t.tid >= 801 && t.tid <= 803),
+        "occupants: foreign tasks are no threads of the recording");
+  const e = load("occupants-explain").delays.find((d) => d.tid === 801);
+  check(e && e.ran.map((x) => `${x.name}:${x.prio}`).join(" ") ===
+        "hog-a:120 hog-b:130 (idle):null other:110",
+        "occupants: --explain gives what ran its prio");
+  check(load("culprits").occupants === false,
+        "no occupants in a trace without sched.occupants");
+}
+
 /* --explain --min-delay 2 on culprits/: the three waits of 2 us or more */
 {
   const d = load("explain").delays;

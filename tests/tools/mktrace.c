@@ -212,6 +212,34 @@ static const struct dial9_field f_in9[] = {
 static const struct dial9_field f_lost[] = {
 	{ "cpu", DIAL9_U64 }, { "count", DIAL9_U64 },
 };
+/* As libdial9 writes them with dial9.ko's occupants (ktrace.c); the
+ * occupants case has no totals (delays from runq_delay_ns). */
+static const struct dial9_field f_out11[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
+	{ "state", DIAL9_U64 }, { "preempted", DIAL9_BOOL },
+	{ "next_tid", DIAL9_U64 }, { "runq_total_ns", DIAL9_U64 },
+	{ "runq_count", DIAL9_U64 }, { "totals_known", DIAL9_BOOL },
+	{ "next_pid", DIAL9_U64 }, { "next_prio", DIAL9_U64 },
+};
+static const struct dial9_field f_in12[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
+	{ "runq_delay_ns", DIAL9_U64 }, { "delay_known", DIAL9_BOOL },
+	{ "prev_tid", DIAL9_U64 }, { "runq_total_ns", DIAL9_U64 },
+	{ "runq_count", DIAL9_U64 }, { "totals_known", DIAL9_BOOL },
+	{ "prev_pid", DIAL9_U64 }, { "prev_prio", DIAL9_U64 },
+	{ "prio", DIAL9_U64 },
+};
+static const struct dial9_field f_cpusw[] = {
+	{ "cpu", DIAL9_U64 }, { "prev_tid", DIAL9_U64 },
+	{ "prev_pid", DIAL9_U64 }, { "prev_prio", DIAL9_U64 },
+	{ "next_tid", DIAL9_U64 }, { "next_pid", DIAL9_U64 },
+	{ "next_prio", DIAL9_U64 },
+};
+static const struct dial9_field f_occ[] = { { "cpu", DIAL9_U64 } };
+static const struct dial9_field f_ocomm[] = {
+	{ "occupant_tid", DIAL9_U64 }, { "occupant_pid", DIAL9_U64 },
+	{ "name", DIAL9_ISTR },
+};
 static const struct dial9_field f_unf[] = {
 	{ "pid", DIAL9_U64 }, { "parent_pid", DIAL9_U64 },
 };
@@ -319,6 +347,116 @@ void s_save(struct dial9_encoder *e, const char *dir, const char *sub,
 	CHECK(dial9_encoder_end_stream(e));
 	snprintf(path, sizeof(path), "%s/%s", dir, sub);
 	save(e, path, name);
+}
+
+/* A task of the occupants case: tid, pid (REDACTED both: redacted). */
+struct otask {
+	uint64_t tid, pid, prio;
+};
+
+static void o_out(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
+		  bool pre, uint64_t count, struct otask next)
+{
+	struct dial9_value v[11] = {
+		dial9_u64(tid), dial9_u64(tid), dial9_u64((uint64_t)cpu),
+		dial9_u64(pre ? 0 : 1), dial9_bool(pre), dial9_u64(next.tid),
+		dial9_u64(0), dial9_u64(count), dial9_bool(false),
+		dial9_u64(next.pid), dial9_u64(next.prio),
+	};
+
+	CHECK(dial9_encoder_event(e, S_OUT11, US(t), v));
+}
+
+static void o_in(struct dial9_encoder *e, double t, uint64_t tid, int cpu,
+		 uint64_t wait_ns, uint64_t count, struct otask prev)
+{
+	struct dial9_value v[12] = {
+		dial9_u64(tid), dial9_u64(tid), dial9_u64((uint64_t)cpu),
+		dial9_u64(wait_ns), dial9_bool(true), dial9_u64(prev.tid),
+		dial9_u64(0), dial9_u64(count), dial9_bool(false),
+		dial9_u64(prev.pid), dial9_u64(prev.prio), dial9_u64(120),
+	};
+
+	CHECK(dial9_encoder_event(e, S_IN12, US(t), v));
+}
+
+static void o_sw(struct dial9_encoder *e, double t, int cpu, struct otask prev,
+		 struct otask next)
+{
+	struct dial9_value v[7] = {
+		dial9_u64((uint64_t)cpu), dial9_u64(prev.tid),
+		dial9_u64(prev.pid), dial9_u64(prev.prio), dial9_u64(next.tid),
+		dial9_u64(next.pid), dial9_u64(next.prio),
+	};
+
+	CHECK(dial9_encoder_event(e, S_CPUSW, US(t), v));
+}
+
+static void o_name(struct dial9_encoder *e, double t, struct otask p,
+		   const char *name)
+{
+	struct dial9_value v[3] = {
+		dial9_u64(p.tid), dial9_u64(p.pid),
+		{ .type = DIAL9_ISTR, .str = { name, strlen(name) } },
+	};
+
+	CHECK(dial9_encoder_event(e, S_OCOMM, US(t), v));
+}
+
+/*
+ * occupants/ (dial9.ko's DIAL9_CFG_OCCUPANTS; every wait is preempted or
+ * woken onto a busy CPU).  CPU 0, named (a privileged recording): 801
+ * runs 0-10, preempted by hog-a (2001 of 2000, prio 120), then hog-b
+ * (2002, prio 130) 20-25, idle 25-28, other (3001, prio 110) 28-35, and
+ * 801 again at 35 (a 25 us wait).  CPU 1, redacted: 802 runs 0-10,
+ * preempted by a foreign task, another at 15, idle 18-20, another from
+ * 20, 802 at 30 (20 us).  CPU 2: 803 blocks to idle at 10; unrecorded
+ * switches follow (nobody recorded waits); it is woken at 25 while 4001
+ * runs, 4002 runs from 30, and 803 at 40 (15 us): 4001's 5 us, 4002's
+ * 10 us, though the gap began with the idle task.
+ */
+static void occupants_case(struct dial9_encoder *e, const char *dir)
+{
+	const struct otask idle = { 0, 0, 120 }, r = { REDACTED, REDACTED, 0 };
+	const struct otask a = { 2001, 2000, 120 }, b = { 2002, 2000, 130 };
+	const struct otask o = { 3001, 3001, 110 };
+	const struct otask p = { 4001, 4001, 120 }, q = { 4002, 4002, 120 };
+
+	sched_begin(e, NULL, NULL);
+	CHECK(dial9_encoder_schema(e, S_OUT11, DIAL9_KIND_INSTANT, "sched.switch_out", 11, f_out11));
+	CHECK(dial9_encoder_schema(e, S_IN12, DIAL9_KIND_INSTANT, "sched.switch_in", 12, f_in12));
+	CHECK(dial9_encoder_schema(e, S_CPUSW, DIAL9_KIND_INSTANT, "sched.cpu_switch", 7, f_cpusw));
+	CHECK(dial9_encoder_schema(e, S_OCC, DIAL9_KIND_INSTANT, "sched.occupants", 1, f_occ));
+	CHECK(dial9_encoder_schema(e, S_OCOMM, DIAL9_KIND_INSTANT, "sched.occupant_comm", 3, f_ocomm));
+	{
+		struct dial9_value v[1] = { dial9_u64(0) };
+
+		CHECK(dial9_encoder_event(e, S_OCC, US(0), v));
+	}
+	o_in(e, 0, 801, 0, 0, 0, idle);
+	o_in(e, 0, 802, 1, 0, 0, idle);
+	o_in(e, 0, 803, 2, 0, 0, idle);
+	o_name(e, 10, a, "hog-a");
+	o_out(e, 10, 801, 0, true, 1, a);
+	o_out(e, 10, 802, 1, true, 1, r);
+	o_out(e, 10, 803, 2, false, 1, idle);
+	o_sw(e, 15, 1, r, r);
+	o_sw(e, 18, 1, r, idle);
+	o_name(e, 20, b, "hog-b");
+	o_sw(e, 20, 0, a, b);
+	o_sw(e, 20, 1, idle, r);
+	o_sw(e, 25, 0, b, idle);
+	o_name(e, 28, o, "other");
+	o_sw(e, 28, 0, idle, o);
+	s_waking(e, 25, 803, 2, 4001);
+	o_sw(e, 30, 2, p, q);
+	o_in(e, 30, 802, 1, 20000, 1, r);
+	o_in(e, 35, 801, 0, 25000, 1, o);
+	o_in(e, 40, 803, 2, 15000, 1, q);
+	o_out(e, 50, 801, 0, false, 2, idle);
+	o_out(e, 50, 802, 1, false, 2, idle);
+	o_out(e, 50, 803, 2, false, 2, idle);
+	s_save(e, dir, "occupants", "00000001.dial9");
 }
 
 /* Times in microseconds after T0, totals in ns. */
@@ -446,6 +584,7 @@ static int sched_cases(const char *dir)
 	s_outx(e, 95, 901, 0, false, 6000, 1, 0);
 	s_outx(e, 100, 601, 1, false, 0, 2, 0);
 	s_save(e, dir, "culprits", "00000001.dial9");
+	occupants_case(e, dir);
 
 	/*
 	 * stacks/, on CPU 0: 700 (of process 700, mapped as below) blocks at

@@ -24,7 +24,9 @@
 
 /* schema ids of sched_begin()'s stream (and s_stack_schemas()'s) */
 enum { S_OUT = 1, S_IN, S_LOST, S_UNF, S_OUT0, S_IN0, S_WAKE, S_MIG, S_STACK,
-	S_MAP, S_WSTACK, S_SPAN_B, S_SPAN_E };
+	S_MAP, S_WSTACK, S_SPAN_B, S_SPAN_E,
+	/* the occupants case (mktrace.c) */
+	S_OUT11, S_IN12, S_CPUSW, S_OCC, S_OCOMM };
 
 /* A stream of scheduler events of the sched.* schemas. */
 void sched_begin(struct dial9_encoder *e, const char *host, const char *boot);

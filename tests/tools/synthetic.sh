@@ -49,6 +49,10 @@ done
 	bad "sched --explain --json"
 "$D9" sched --explain --json "$B/sched/culprits" > "$B/sched/explain-1ms.json" ||
 	bad "sched --explain --json (1 ms)"
+"$D9" sched --culprits --json "$B/sched/occupants" > "$B/sched/occupants.json" ||
+	bad "sched --culprits --json (occupants)"
+"$D9" sched --explain --min-delay 1 --json "$B/sched/occupants" \
+	> "$B/sched/occupants-explain.json" || bad "sched --explain --json (occupants)"
 node tests/tools/check_sched.js "$B/sched" || bad "sched (synthetic)"
 "$D9" sched "$B/sched/lostin" > "$B/sched/lostin.txt"
 head -1 "$B/sched/lostin.txt" | grep -q '^lost: 6 scheduler records' ||

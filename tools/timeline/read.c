@@ -59,6 +59,9 @@ static int sched_type(int kind)
 	case SK_MIGRATE: return EV_MIGRATE;
 	case SK_LOST: return EV_SCHED_LOST;
 	case SK_UNFOLLOWED: return EV_UNFOLLOWED;
+	case SK_CPU_SWITCH: return EV_CPU_SWITCH;
+	case SK_OCCUPANTS:
+	case SK_OCCUPANT_COMM: return EV_OCCUPANTS;
 	case SK_APP_LOST: return EV_LOST;
 	}
 	return -1;
@@ -127,7 +130,8 @@ static int read_event(struct timeline *tl, const struct fields *f,
 	uint64_t tid = sched ? d9_sched_fu64(r, f->tid) : r->tid;
 	int ret = 0;
 
-	if (f->type == EV_LOST || f->type == EV_UNFOLLOWED) {
+	if (f->type == EV_LOST || f->type == EV_UNFOLLOWED ||
+	    f->type == EV_OCCUPANTS) {
 		if (f->type == EV_LOST)
 			tl->lost_events += d9_sched_fu64(r, f->count);
 		/* no order needed: fed now */
@@ -161,6 +165,21 @@ static int read_event(struct timeline *tl, const struct fields *f,
 		e->bits = (ev.totals ? RAW_TOTALS : 0) | (ev.dead ? RAW_DEAD : 0);
 		e->total = ev.runq_total;
 		e->count = ev.runq_count;
+		e->name = ev.other;
+		e->args = ev.other_tgid;
+		e->prio = raw_prios(ev.prio, ev.other_prio);
+		break;
+	}
+	case EV_CPU_SWITCH: {
+		const struct sched_fields *sf = &f->sf;
+
+		e->tid = 0;	/* no thread's */
+		e->name = (uint32_t)d9_sched_fu64(r, sf->prev_tid);
+		e->args = (uint32_t)d9_sched_fu64(r, sf->prev_pid);
+		e->a = (uint32_t)d9_sched_fu64(r, sf->next_tid) |
+		       d9_sched_fu64(r, sf->next_pid) << 32;
+		e->prio = raw_prios((int32_t)d9_sched_fu64(r, sf->prev_prio),
+				    (int32_t)d9_sched_fu64(r, sf->next_prio));
 		break;
 	}
 	case EV_COMM:
@@ -214,7 +233,7 @@ static int read_event(struct timeline *tl, const struct fields *f,
 	}
 	if (ret)
 		return ret;
-	if (!e->tid && f->type != EV_SCHED_LOST &&
+	if (!e->tid && f->type != EV_SCHED_LOST && f->type != EV_CPU_SWITCH &&
 	    !(f->type >= EV_INSTANT && f->type <= EV_GAUGE))
 		return 0;	/* idle task, redacted, or no thread */
 	/* a wake-up alone does not make a thread worth a track */

@@ -146,6 +146,10 @@ static void raw_ev(const struct raw *e, struct sched_ev *ev)
 	ev->totals = e->bits & RAW_TOTALS;
 	ev->runq_total = e->total;
 	ev->runq_count = e->count;
+	ev->other = e->name;
+	ev->other_tgid = e->args == UINT32_MAX ? 0 : e->args;
+	ev->prio = raw_prio(e, 0);
+	ev->other_prio = raw_prio(e, 1);
 	if (e->type == EV_OUT) {
 		ev->runnable = e->flag;
 		ev->dead = e->bits & RAW_DEAD;
@@ -299,6 +303,19 @@ static int replay_one(struct timeline *tl, const struct raw *e)
 		while (t->depth)
 			span_close_top(tl, t, e->ts, false, 0);
 		return 0;
+	case EV_CPU_SWITCH: {
+		uint32_t pt = e->name, nt = (uint32_t)e->a;
+		uint32_t pp = (uint32_t)(e->a >> 32);
+		struct sched_task prev = {
+			pt, e->args == UINT32_MAX ? 0 : e->args,
+			pt && pt != UINT32_MAX ? raw_prio(e, 0) : -1 };
+		struct sched_task next = {
+			nt, pp == UINT32_MAX ? 0 : pp,
+			nt && nt != UINT32_MAX ? raw_prio(e, 1) : -1 };
+
+		return d9_sched_stats_cpu_switch(&tl->st, e->src, e->ts, e->cpu,
+						 &prev, &next);
+	}
 	case EV_MIGRATE:
 		/* the timeline keeps no CPUs: culprits see no migration */
 		d9_sched_stats_migrate(&tl->st, e->src, e->ts, e->tid, e->pid,

@@ -21,9 +21,15 @@
 /* One event as read, before ordering. */
 enum {
 	EV_OUT, EV_IN, EV_WAKING, EV_COMM, EV_EXIT, EV_MIGRATE, EV_SCHED_LOST,
-	EV_UNFOLLOWED, EV_BEGIN, EV_END, EV_INSTANT, EV_COUNTER, EV_GAUGE, EV_LOST,
+	EV_CPU_SWITCH, EV_OCCUPANTS, EV_UNFOLLOWED, EV_BEGIN, EV_END, EV_INSTANT,
+	EV_COUNTER, EV_GAUGE, EV_LOST,
 };
 
+/*
+ * A switch keeps its other side in name (tid) and args (pid), and prios
+ * in prio (raw_prio()); a sched.cpu_switch (tid 0: no thread's) its prev
+ * there and its next in a (tid | pid << 32).
+ */
 struct raw {
 	uint64_t ts, seq;
 	uint64_t a;		/* delay, waker tid, count, or f64 bits */
@@ -31,8 +37,21 @@ struct raw {
 	uint32_t count, cpu;	/* count: the waker's pid of a waking */
 	uint32_t tid, pid, src;
 	uint32_t name, args;	/* pool offsets (args: unit for counters) */
+	uint32_t prio;		/* switches: 1 + own | (1 + other's) << 16 */
 	uint8_t type, flag, bits;
 };
+
+/* Prio @which (0: own or prev, 1: other or next) of a switch; -1. */
+static inline int32_t raw_prio(const struct raw *e, int which)
+{
+	return (int32_t)((e->prio >> (which * 16)) & 0xffff) - 1;
+}
+
+static inline uint32_t raw_prios(int32_t own, int32_t other)
+{
+	return (uint32_t)((own + 1) & 0xffff) |
+	       (uint32_t)((other + 1) & 0xffff) << 16;
+}
 
 #define RAW_TOTALS 1
 #define RAW_DEAD 2

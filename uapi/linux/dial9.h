@@ -66,7 +66,8 @@
 #define DIAL9_FEAT_IGNORE	(1ULL << 7)	/* DIAL9_IOC_IGNORE_THREAD */
 #define DIAL9_FEAT_EXEC_UNFOLLOW (1ULL << 8)	/* DIAL9_UNFOLLOWED_EXEC */
 #define DIAL9_FEAT_STACKS	(1ULL << 9)	/* DIAL9_CFG_STACKS, STACK records */
-#define DIAL9_FEAT_SAMPLES	(1ULL << 10)	/* sample_hz, SAMPLE records */
+#define DIAL9_FEAT_OCCUPANTS	(1ULL << 10)	/* DIAL9_CFG_OCCUPANTS */
+#define DIAL9_FEAT_SAMPLES	(1ULL << 11)	/* sample_hz, SAMPLE records */
 
 /* Sizes of the data area of one CPU's ring. */
 #define DIAL9_RING_DEFAULT_SIZE	(256U * 1024)
@@ -100,8 +101,34 @@ struct dial9_version {
 #define DIAL9_CFG_SYSTEM_WIDE	(1U << 0)	/* every task: CAP_PERFMON */
 #define DIAL9_CFG_NO_SELF	(1U << 1)	/* do not target the opener */
 #define DIAL9_CFG_STACKS	(1U << 2)	/* STACK records at switch-out */
+#define DIAL9_CFG_OCCUPANTS	(1U << 3)	/* every switch where one waits */
 #define DIAL9_CFG_ALL		(DIAL9_CFG_SYSTEM_WIDE | DIAL9_CFG_NO_SELF | \
-				 DIAL9_CFG_STACKS)
+				 DIAL9_CFG_STACKS | DIAL9_CFG_OCCUPANTS)
+
+/*
+ * DIAL9_CFG_OCCUPANTS: while a recorded task waits runnable on a CPU, the
+ * session also gets the switches of that CPU between two tasks it does
+ * not record (SWITCH records with neither *_TARGET flag), so a reader
+ * sees what held the CPU meanwhile.  Those sides are redacted as any
+ * foreign side is unless the session has CAP_PERFMON; a privileged
+ * session also gets the name of such a task (a COMM record with
+ * DIAL9_COMM_OCCUPANT) before its first switch in that ring, and again
+ * when the name it had there changed or it was crowded out of the
+ * ring's small cache of names.
+ *
+ * "Waits" is the module's own count per CPU of the recorded tasks queued
+ * there: one more at a recorded task's switch-out while it stays queued,
+ * at its wake-up or creation onto the CPU, and when the balancer moves
+ * it there while queued; one fewer when one switches in there or is
+ * moved away; zero when the CPU goes idle.  Known gaps: a task woken
+ * while it was queued after a preemption (before it ran again) counts
+ * twice, and a queued task that stops being recorded (its process is
+ * forgotten, or its thread ignored) is not taken off: both make the CPU
+ * record more than it must until it next goes idle.  A task the
+ * balancer moves while its CPU goes idle may be missed on the new CPU
+ * for the moment until it runs.  The SWITCH record carries
+ * DIAL9_SWITCH_OCCUPANTS in every session that sets this flag.
+ */
 
 /*
  * dial9_session_config.events: which records to write; 0 means
@@ -260,6 +287,7 @@ struct dial9_rec_lost {
 #define DIAL9_SWITCH_PREV_TARGET (1U << 3)	/* prev is a task recorded */
 #define DIAL9_SWITCH_NEXT_TARGET (1U << 4)	/* next is a task recorded */
 #define DIAL9_SWITCH_TOTALS	(1U << 5)	/* *_run_delay_ns, *_pcount valid */
+#define DIAL9_SWITCH_OCCUPANTS	(1U << 6)	/* DIAL9_CFG_OCCUPANTS session */
 
 /*
  * A switch.  next_wait_ns is how long next waited on this CPU: a task the
@@ -350,7 +378,14 @@ struct dial9_rec_exit {
 	__u32 tgid;
 };
 
-/* A task's name: at enable for existing threads, at fork and at rename. */
+/*
+ * A task's name: at enable for existing threads, at fork and at rename.
+ * With DIAL9_COMM_OCCUPANT in hdr.flags: a task the session does not
+ * record, named for a privileged session before a switch of it that
+ * DIAL9_CFG_OCCUPANTS recorded (its name at that switch).
+ */
+#define DIAL9_COMM_OCCUPANT	(1U << 0)
+
 struct dial9_rec_comm {
 	struct dial9_rec_header hdr;
 	__u32 tid;

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DIAL9_CFG_OCCUPANTS: while a recorded thread waits on a CPU, the session
+ * gets the switches between two tasks it does not record there, and only
+ * then.  Two busy foreign processes share CPU 1 with the test's thread:
+ * it spins (so it waits, preempted, while they take turns), then sleeps
+ * (so they take turns with nothing recorded waiting).  Every switch with
+ * no recorded side must lie in a wait of the thread (from a runnable
+ * switch-out, or from its waking, to its next switch-in), some must, and
+ * none in its sleep.  Unprivileged, their sides are redacted and no name
+ * is given; privileged, they carry the tasks' ids, prios and a COMM
+ * record (DIAL9_COMM_OCCUPANT) with the right name before their first
+ * switch.  Without the flag no such switch is written.
+ */
+#include "dial9_test.h"
+#include <grp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include "kselftest_harness.h"
+
+#define CPU		1
+#define SPIN_NS		300000000ull	/* the thread's busy phase, wall */
+#define SLEEP_NS	300000000ull	/* its sleep */
+
+static pid_t antagonist(const char *name)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_NAME, name);
+		if (d9_pin(CPU))
+			_exit(1);
+		for (;;)
+			;
+	}
+	return pid;
+}
+
+static void stop(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+static void spin_wall(uint64_t ns)
+{
+	uint64_t end = d9_now() + ns;
+
+	while (d9_now() < end)
+		;
+}
+
+struct run {
+	struct d9_recs recs;
+	pid_t a, b, me;
+	uint64_t sleep_from, sleep_to;	/* the thread's sleep, its clock */
+};
+
+/* Record the two phases with @flags; 0 or a negative errno. */
+static int record(struct run *run, uint32_t flags, bool unprivileged)
+{
+	struct timespec ts = { 0, SLEEP_NS };
+	struct d9 d;
+	int ret;
+
+	memset(run, 0, sizeof(*run));
+	run->me = d9_gettid();
+	if (d9_pin(CPU))
+		return -errno;
+	if (unprivileged &&
+	    (setgroups(0, NULL) || setgid(65534) || setuid(65534)))
+		return -errno;
+	run->a = antagonist("d9-occ-a");
+	run->b = antagonist("d9-occ-b");
+	if (run->a < 0 || run->b < 0)
+		return -errno;
+	ret = d9_open(&d);
+	if (!ret)
+		ret = d9_configure(&d, flags, 1 << 20, 0);
+	if (!ret)
+		ret = d9_map(&d);
+	usleep(20000);		/* both antagonists on the CPU */
+	if (!ret)
+		ret = d9_enable(&d);
+	if (!ret) {
+		spin_wall(SPIN_NS);
+		run->sleep_from = d9_now();
+		nanosleep(&ts, NULL);
+		run->sleep_to = d9_now();
+		spin_wall(SPIN_NS / 3);
+		ret = d9_disable(&d);
+	}
+	stop(run->a);
+	stop(run->b);
+	if (!ret && d9_drain(&d, &run->recs) <= 0)
+		ret = -ENODATA;
+	d9_close(&d);
+	return ret;
+}
+
+static bool foreign_switch(const struct dial9_rec_header *r)
+{
+	return r->type == DIAL9_REC_SWITCH &&
+	       !(r->flags & (DIAL9_SWITCH_PREV_TARGET |
+			     DIAL9_SWITCH_NEXT_TARGET));
+}
+
+struct counts {
+	int foreign;		/* switches with no recorded side, on CPU */
+	int outside;		/* of them, not in a wait of the thread */
+	int in_sleep;		/* of them, while it slept */
+	int named_a, named_b;	/* COMM records of the antagonists */
+	int unnamed;		/* a side of a task not named before it */
+	int leaks;		/* an id or prio shown where none may be */
+	int redacted;		/* a privileged side redacted */
+	int seen_a, seen_b;	/* foreign switches with A, B as a side */
+};
+
+#define NAMED_MAX 256
+
+static bool named(const uint32_t *v, int n, uint32_t tid)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == tid)
+			return true;
+	return false;
+}
+
+/*
+ * Walk the records in time order: the thread waits from a switch-out
+ * that leaves it runnable, or from its waking, to its next switch-in.
+ */
+static void count(const struct run *run, bool privileged, struct counts *c)
+{
+	const struct dial9_rec_header **v = d9_sorted(&run->recs);
+	uint32_t names[NAMED_MAX];
+	bool waiting = false;
+	int nnames = 0;
+
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; v && v[i]; i++) {
+		const struct dial9_rec_header *r = v[i];
+		const struct dial9_rec_switch *sw = (const void *)r;
+		const struct dial9_rec_wake *wk = (const void *)r;
+		const struct dial9_rec_comm *cm = (const void *)r;
+
+		if (r->type == DIAL9_REC_WAKING && wk->tid == (uint32_t)run->me)
+			waiting = true;
+		if (r->type == DIAL9_REC_COMM &&
+		    (r->flags & DIAL9_COMM_OCCUPANT) && r->cpu == CPU) {
+			c->named_a += cm->tid == (uint32_t)run->a &&
+				      !strcmp(cm->comm, "d9-occ-a");
+			c->named_b += cm->tid == (uint32_t)run->b &&
+				      !strcmp(cm->comm, "d9-occ-b");
+			if (nnames < NAMED_MAX)
+				names[nnames++] = cm->tid;
+		}
+		if (r->type != DIAL9_REC_SWITCH || r->cpu != CPU)
+			continue;
+		if (foreign_switch(r)) {
+			c->foreign++;
+			c->outside += !waiting;
+			c->in_sleep += r->time_ns > run->sleep_from &&
+				       r->time_ns < run->sleep_to &&
+				       !waiting;
+			if (!privileged) {
+				c->leaks += (sw->prev_tid && sw->prev_tid !=
+					     DIAL9_TID_REDACTED) ||
+					    (sw->next_tid && sw->next_tid !=
+					     DIAL9_TID_REDACTED) ||
+					    sw->prev_prio || sw->next_prio;
+			} else {
+				uint32_t ids[2] = { sw->prev_tid, sw->next_tid };
+				uint32_t pids[2] = { sw->prev_tgid,
+						     sw->next_tgid };
+
+				/* every task but the idle one, named first */
+				for (int k = 0; k < 2; k++) {
+					c->redacted += ids[k] ==
+						       DIAL9_TID_REDACTED ||
+						       (ids[k] && !pids[k]);
+					c->unnamed += ids[k] &&
+						      !named(names, nnames,
+							     ids[k]);
+					c->seen_a += ids[k] == (uint32_t)run->a;
+					c->seen_b += ids[k] == (uint32_t)run->b;
+				}
+			}
+		}
+		if ((r->flags & DIAL9_SWITCH_PREV_TARGET) &&
+		    sw->prev_tid == (uint32_t)run->me)
+			waiting = r->flags & DIAL9_SWITCH_PREV_RUNNABLE;
+		if ((r->flags & DIAL9_SWITCH_NEXT_TARGET) &&
+		    sw->next_tid == (uint32_t)run->me)
+			waiting = false;
+	}
+	free(v);
+}
+
+TEST(occupants_feature)
+{
+	struct dial9_version v;
+	struct d9 d;
+
+	ASSERT_EQ(0, d9_open(&d));
+	ASSERT_EQ(0, d9_ioctl(d.fd, DIAL9_IOC_GET_VERSION, &v));
+	EXPECT_TRUE(v.features & DIAL9_FEAT_OCCUPANTS);
+	EXPECT_EQ(0, d9_configure(&d, DIAL9_CFG_OCCUPANTS, 0, 0));
+	d9_close(&d);
+}
+
+TEST(privileged_gets_named_occupants_only_while_it_waits)
+{
+	struct counts c;
+	struct run run;
+
+	ASSERT_EQ(0, record(&run, DIAL9_CFG_OCCUPANTS, false));
+	count(&run, true, &c);
+	TH_LOG("foreign %d outside %d in_sleep %d named %d/%d unnamed %d",
+	       c.foreign, c.outside, c.in_sleep, c.named_a, c.named_b,
+	       c.unnamed);
+	EXPECT_LE(2, c.foreign);
+	EXPECT_EQ(0, c.outside);
+	EXPECT_EQ(0, c.in_sleep);
+	EXPECT_LE(1, c.seen_a);
+	EXPECT_LE(1, c.seen_b);
+	EXPECT_LE(1, c.named_a);
+	EXPECT_LE(1, c.named_b);
+	EXPECT_EQ(0, c.unnamed);
+	EXPECT_EQ(0, c.redacted);
+	d9_recs_free(&run.recs);
+}
+
+TEST(unprivileged_gets_redacted_occupants)
+{
+	struct counts c;
+	struct run run;
+
+	ASSERT_EQ(0, record(&run, DIAL9_CFG_OCCUPANTS, true));
+	count(&run, false, &c);
+	TH_LOG("foreign %d outside %d in_sleep %d", c.foreign, c.outside,
+	       c.in_sleep);
+	EXPECT_LE(2, c.foreign);
+	EXPECT_EQ(0, c.outside);
+	EXPECT_EQ(0, c.in_sleep);
+	EXPECT_EQ(0, c.named_a + c.named_b);
+	EXPECT_EQ(0, c.leaks);
+	d9_recs_free(&run.recs);
+}
+
+TEST(without_the_flag_no_foreign_switch)
+{
+	struct counts c;
+	struct run run;
+
+	ASSERT_EQ(0, record(&run, 0, false));
+	count(&run, true, &c);
+	EXPECT_EQ(0, c.foreign);
+	EXPECT_EQ(0, c.named_a + c.named_b);
+	d9_recs_free(&run.recs);
+}
+
+TEST_HARNESS_MAIN
