@@ -191,8 +191,8 @@ include packaging/packaging.mk
 
 $(BUILD)/tests/sched/%: tests/sched/%.c $(LIB_A) lib/include/dial9.h tests/lib/proc.h
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(KTEST_CFLAGS) -Ilib/include -Itests/lib -pthread \
-		-o $@ $< $(LIB_A) $(LIB_LDLIBS)
+	$(CC) $(USER_CFLAGS) $(KTEST_CFLAGS) -Ilib/include -Ilib -Itests/lib \
+		-pthread -o $@ $< $(LIB_A) $(LIB_LDLIBS)
 
 $(BUILD)/vm-bin/contention: examples/contention.c $(LIB_A) lib/include/dial9.h
 	@mkdir -p $(dir $@)

@@ -7,9 +7,14 @@
 #
 #   idle-host.sh BENCH_DIR SECS
 #
-#   dial9-lib         a process linking libdial9, DIAL9_ENABLED=1, doing
-#                     nothing: the library's threads (no dial9.ko on the
-#                     host: the perf-event backend)
+#   dial9-lib         a process linking libdial9, DIAL9_ENABLED=1, asleep
+#                     throughout: the library's threads (no dial9.ko on the
+#                     host: the perf-event backend), measured from another
+#                     process, as in the VM (bench/kmod/sched.sh idle): a
+#                     process measuring itself wakes to take each sample,
+#                     and its switches are then work for its recorder
+#   dial9-lib-self    the same measured from inside (the method before
+#                     2026-12-01's second change: compare with old figures)
 #   dial9-lib-nosched the same with DIAL9_SCHED_ENABLED=0 (application
 #                     events only)
 #   perf-record       perf record -e sched:sched_switch -- sleep: perf's
@@ -25,8 +30,16 @@ tmp=$dir/idle-tmp
 rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
 left=$((secs + warm + 3))
 
+# warm: past the flush thread's backoff to its idle period (2 s, reached
+# ~3.3 s after its last work), as in the VM
 DIAL9_ENABLED=1 DIAL9_TRACE_DIR=$tmp/traces \
-	"$idle" -W host -c dial9-lib -w $warm -t "$secs"
+	"$idle" -c sleeper -w $((secs + 5 + 3)) -t 1 >/dev/null 2>&1 &
+pid=$!
+sleep 0.5
+"$idle" -W host -c dial9-lib -w 5 -t "$secs" $pid
+wait
+DIAL9_ENABLED=1 DIAL9_TRACE_DIR=$tmp/traces \
+	"$idle" -W host -c dial9-lib-self -w $warm -t "$secs"
 DIAL9_ENABLED=1 DIAL9_SCHED_ENABLED=0 DIAL9_TRACE_DIR=$tmp/traces \
 	"$idle" -W host -c dial9-lib-nosched -w $warm -t "$secs"
 

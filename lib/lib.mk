@@ -145,7 +145,7 @@ $(BUILD)/tools/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) $(LIB_HDRS) \
 LIB_T := $(BUILD)/tests/lib
 LIB_TESTS := $(patsubst tests/lib/%.c,%,$(wildcard tests/lib/test_*.c))
 # Tests that exercise threads run under TSan as well.
-LIB_TSAN_TESTS := $(filter $(LIB_TESTS),test_recorder test_segment test_worker \
+LIB_TSAN_TESTS := $(filter $(LIB_TESTS),test_recorder test_rotation test_segment test_worker \
 	test_dump)
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer

@@ -2,20 +2,25 @@
 /*
  * cmd_info.c - dial9 info TRACE...: first what was lost (scheduler
  * records per CPU with the time window of each loss, application events,
- * processes the kernel could not follow), then per segment its metadata,
- * events by type, time range, batches and losses; then totals.
+ * processes the kernel could not follow), and per CPU whether the trace's
+ * records and losses add up to dial9.ko's own counts (sched.ring); then
+ * per segment its metadata, events by type, time range, batches and
+ * losses; then totals.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
+#include "sched/sched_account.h"
 #include "sched/sched_read.h"
 #include "sched_report.h"
 
 static FILE *o;			/* the body, printed after the losses */
 static struct sched_stats losses;	/* of all files */
+static struct d9_acct acct;		/* records per CPU, of all files */
 
 struct type_count {
 	char *name;
@@ -141,6 +146,8 @@ static int sched_event(struct summary *s, struct sched_fields *cache,
 		f = &cache[*ncache < 8 ? (*ncache)++ : 7];
 		d9_sched_fields_lookup(f, r->schema);
 	}
+	if (d9_acct_feed(&acct, f, r, src))
+		return -ENOMEM;
 	switch (f->kind) {
 	case SK_LOST:
 		s->sched_windows++;
@@ -191,6 +198,7 @@ static int info_file(const char *path, struct summary *s)
 		case DIAL9_RECORD_STREAM:
 			s->streams++;
 			ncache = 0;	/* schemas are per stream */
+			d9_acct_stream(&acct);
 			break;
 		case DIAL9_RECORD_BATCH_END:
 			s->batches++;
@@ -237,6 +245,40 @@ out:
 	return ret;
 }
 
+/*
+ * Per CPU with dial9.ko's counts of its ring: whether the records in the
+ * trace, those the recorder left out and the trace's losses add up to
+ * what the kernel wrote and dropped.
+ */
+static void accounting_print(FILE *out)
+{
+	bool any = false;
+
+	d9_acct_sort(&acct);
+	for (size_t i = 0; i < acct.n; i++) {
+		const struct d9_acct_cpu *c = &acct.v[i];
+		const char *host = c->src < losses.nsrcs &&
+				   losses.srcs[c->src].host ?
+				   losses.srcs[c->src].host : "";
+
+		if (!c->ring)
+			continue;
+		if (!any)
+			fprintf(out, "records per CPU: the trace's against dial9.ko's counts at the end of the recording (sched.ring)\n");
+		any = true;
+		fprintf(out, "  %s%scpu %u: %" PRIu64 " in the trace + %" PRIu64
+			" left out by the recorder + %" PRIu64 " lost = %" PRIu64
+			" written + %" PRIu64 " dropped by the kernel: %s\n",
+			host, *host ? " " : "", c->cpu, c->records, c->filtered,
+			c->lost, c->written, c->klost,
+			d9_acct_agrees(c) ? "agree" :
+			"DIFFER (records missing from these files, or a segment cut short)");
+	}
+	if (acct.unplaced && any)
+		fprintf(out, "  %" PRIu64 " records without a CPU (an older writer)\n",
+			acct.unplaced);
+}
+
 int cmd_info(int argc, char **argv)
 {
 	struct summary total = { 0 };
@@ -259,6 +301,7 @@ int cmd_info(int argc, char **argv)
 		return 1;
 	}
 	d9_sched_stats_init(&losses);
+	d9_acct_init(&acct);
 	for (int i = 0; i < n; i++) {
 		struct summary s = { 0 };
 
@@ -276,9 +319,11 @@ int cmd_info(int argc, char **argv)
 	cli_free_paths(paths, n);
 	fclose(o);
 	sched_losses_print(&losses, stdout);
+	accounting_print(stdout);
 	fputc('\n', stdout);
 	fwrite(body, 1, body_len, stdout);
 	free(body);
 	d9_sched_stats_free(&losses);
+	d9_acct_free(&acct);
 	return rc;
 }

@@ -620,7 +620,8 @@ int dial9_ksched_drain(struct dial9_ksched *k, uint64_t horizon_ns,
  * written before the call.  0 without a reader thread.
  */
 int dial9_ksched_sync(struct dial9_ksched *k, unsigned int timeout_ms);
-/* dial9.ko: whether its rings hold records not read yet (no syscall). */
+/* Whether the rings hold records not read yet (no syscall): dial9.ko's,
+ * or perf's other than the recorder's own threads'. */
 bool dial9_ksched_pending(const struct dial9_ksched *k);
 /* Records dropped so far (full rings, or a full reader inbox), all CPUs. */
 uint64_t dial9_ksched_lost(const struct dial9_ksched *k);

@@ -149,6 +149,25 @@ static void write_mappings(struct recorder *r)
 }
 
 /*
+ * At the end, after the last drain: each ring's counters as a sched.ring
+ * event, so that a reader checks, per CPU, that the records in the trace
+ * and its sched.lost counts add up to what the probes tried to write.
+ */
+static void write_ring_counts(struct recorder *r)
+{
+	uint64_t now = d9_clock_gettime_ns();
+
+	for (unsigned int cpu = 0; cpu < d9_ksched_ncpu(r->ks); cpu++) {
+		uint64_t written, lost, filtered;
+
+		if (!d9_ksched_ring_counts(r->ks, cpu, &written, &lost,
+					   &filtered) &&
+		    d9_ktrace_ring(&r->kt, now, cpu, written, lost, filtered))
+			r->sched_error = -ENOMEM;
+	}
+}
+
+/*
  * Scheduler records older than @horizon into the trace, in time order;
  * returns how many events that made.
  */
@@ -170,6 +189,8 @@ static uint64_t ksched_flush(struct recorder *r, uint64_t horizon)
 		r->sched_error = ret;
 		dial9_ksched_close(r->ks);
 		r->ks = NULL;
+	} else if (horizon == UINT64_MAX) {
+		write_ring_counts(r);
 	}
 	ksched_write(r);
 	return r->sched_events - before;

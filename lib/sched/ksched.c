@@ -123,7 +123,8 @@ static int ksched_module_open(struct dial9_ksched *k,
 	k->data = calloc(k->ncpu, sizeof(*k->data));
 	k->q = calloc(k->ncpu, sizeof(*k->q));
 	k->lost_seen = calloc(k->ncpu, sizeof(*k->lost_seen));
-	if (!k->ctrl || !k->data || !k->q || !k->lost_seen)
+	k->filtered = calloc(k->ncpu, sizeof(*k->filtered));
+	if (!k->ctrl || !k->data || !k->q || !k->lost_seen || !k->filtered)
 		return -ENOMEM;
 	for (cpu = 0; cpu < k->ncpu; cpu++) {
 		void *c = mmap(NULL, (size_t)k->page, PROT_READ | PROT_WRITE,
@@ -188,6 +189,8 @@ static void ksched_module_reset(struct dial9_ksched *k)
 	free(k->data);
 	free(k->q);
 	free(k->lost_seen);
+	free(k->filtered);
+	k->filtered = NULL;
 	k->ctrl = NULL;
 	k->data = NULL;
 	k->q = NULL;
@@ -268,6 +271,7 @@ static int ksched_open_backend(struct dial9_ksched **out,
 	if (skip & D9_KSCHED_NO_PERF)
 		str_append(k->reason, sizeof(k->reason), "not requested", true);
 	if (!ret) {
+		d9_perf_set_ignored(k->perf, d9_ksched_ignored, k);
 		if (use_one_queue(k, "perf")) {
 			dial9_ksched_close(k);
 			return -ENOMEM;
@@ -402,7 +406,9 @@ uint64_t dial9_ksched_lost(const struct dial9_ksched *k)
 
 bool dial9_ksched_pending(const struct dial9_ksched *k)
 {
-	if (k->fd < 0 || k->perf)
+	if (k->perf)
+		return d9_perf_pending(k->perf);
+	if (k->fd < 0)
 		return false;
 	for (unsigned int cpu = 0; cpu < k->ncpu; cpu++)
 		if (k->ctrl[cpu] &&
@@ -423,6 +429,24 @@ void dial9_ksched_counts(const struct dial9_ksched *k, uint64_t *read,
 		if (k->ctrl[cpu])
 			*written += __atomic_load_n(&k->ctrl[cpu]->written,
 						    __ATOMIC_RELAXED);
+}
+
+int d9_ksched_ring_counts(const struct dial9_ksched *k, unsigned int cpu,
+			  uint64_t *written, uint64_t *lost,
+			  uint64_t *filtered)
+{
+	if (k->fd < 0 || k->perf || !k->ctrl || cpu >= k->ncpu ||
+	    !k->ctrl[cpu])
+		return -ENOENT;
+	*written = __atomic_load_n(&k->ctrl[cpu]->written, __ATOMIC_RELAXED);
+	*lost = __atomic_load_n(&k->ctrl[cpu]->lost, __ATOMIC_RELAXED);
+	*filtered = k->filtered[cpu];
+	return 0;
+}
+
+unsigned int d9_ksched_ncpu(const struct dial9_ksched *k)
+{
+	return k->fd >= 0 && !k->perf ? k->ncpu : 0;
 }
 
 int dial9_ksched_ignore_thread(struct dial9_ksched *k, int tid)

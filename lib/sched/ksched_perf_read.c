@@ -261,7 +261,45 @@ static int drain_buf(struct d9_perf *p, int cpu)
 	return ret;
 }
 
-/* A new thread: named as the thread that created it, until it renames. */
+/* Whether @tid (@t, if known) is one of the recorder's threads. */
+static bool is_recorder(const struct d9_perf *p, const struct ptask *t,
+			uint32_t tid)
+{
+	return (t && t->recorder) ||
+	       (p->ignored && p->ignored(p->ignored_ctx, tid));
+}
+
+/* @t becomes a recorder task, or stops being one (@on false: it exited). */
+static void set_recorder(struct d9_perf *p, struct ptask *t, bool on)
+{
+	uint32_t want = on ? 0 : t->tid;
+
+	t->recorder = on;
+	for (int i = 0; i < PERF_RECORDER_TIDS; i++) {
+		if (__atomic_load_n(&p->recorder_tids[i], __ATOMIC_RELAXED) ==
+		    want) {
+			__atomic_store_n(&p->recorder_tids[i], on ? t->tid : 0,
+					 __ATOMIC_RELEASE);
+			return;
+		}
+	}
+}
+
+/* Whether @tid is a recorder task d9_perf_pending() knows. */
+static bool recorder_tid(const struct d9_perf *p, uint32_t tid)
+{
+	for (int i = 0; i < PERF_RECORDER_TIDS; i++)
+		if (__atomic_load_n(&p->recorder_tids[i], __ATOMIC_ACQUIRE) ==
+		    tid)
+			return true;
+	return false;
+}
+
+/*
+ * A new thread: named as the thread that created it, until it renames;
+ * one the recorder's threads create (io_uring's workers) is the
+ * recorder's too.
+ */
 static void resolve_fork(struct d9_perf *p, struct dial9_rec_switch *slot)
 {
 	struct pfork f;
@@ -277,12 +315,16 @@ static void resolve_fork(struct d9_perf *p, struct dial9_rec_switch *slot)
 		name[0] = 0;
 	t = d9_perf_task_of(p, f.tid, f.pid);
 	if (t) {
+		/* the parent again: d9_perf_task_of() may have moved it */
+		if (is_recorder(p, d9_perf_task_find(p, f.ptid), f.ptid))
+			set_recorder(p, t, true);
 		memcpy(t->comm, name, sizeof(t->comm));
 		t->state = PT_UNSEEN;
 		t->woken = f.hdr.time_ns;	/* its first wait begins */
 	}
 	memset(slot, 0, sizeof(*slot));
-	if (!name[0]) {
+	/* the recorder's own: nothing in the trace, not even a name */
+	if (!name[0] || (t && t->recorder)) {
 		slot->hdr.type = DIAL9_REC_PAD;
 		return;
 	}
@@ -337,19 +379,42 @@ static int resolve(struct d9_perf *p, struct dial9_rec_switch *slot)
 		if (!t)
 			return -ENOMEM;
 		memcpy(t->comm, c->comm, sizeof(t->comm));
+		/* io_uring's worker for a recorder thread: "iou-wrk-<tid>" */
+		if (!t->recorder && !strncmp(t->comm, "iou-wrk-", 8)) {
+			uint32_t of = (uint32_t)strtoul(t->comm + 8, NULL, 10);
+
+			if (is_recorder(p, d9_perf_task_find(p, of), of))
+				set_recorder(p, t, true);
+		}
+		if (t->recorder)
+			h->type = DIAL9_REC_PAD;
 		return 0;
 	case DIAL9_REC_EXIT:
-		d9_perf_task_forget(p, ((struct dial9_rec_exit *)(void *)slot)->tid);
+		t = d9_perf_task_find(p, ((struct dial9_rec_exit *)(void *)slot)->tid);
+		if (t && t->recorder) {
+			h->type = DIAL9_REC_PAD;
+			set_recorder(p, t, false);
+		}
+		if (t)
+			d9_perf_task_forget(p, t->tid);
 		return 0;
 	case DIAL9_REC_WAKING:
+		/* the waker is ours (the sample is its), unless the recorder */
+		if (is_recorder(p, d9_perf_task_find(p, wk->waker_tid),
+				wk->waker_tid))
+			wk->hdr.flags &= (uint16_t)~DIAL9_WAKE_WAKER_TARGET;
 		t = d9_perf_task_find(p, wk->tid);
-		if (!t)
-			return 0;	/* not one of ours */
-		wk->tgid = t->tgid;
-		wk->hdr.flags |= DIAL9_WAKE_TASK_TARGET;
-		/* An older waking was published late: its wait is over. */
-		if (h->time_ns >= t->last_in)
-			t->woken = h->time_ns;
+		if (t) {	/* the woken task is one of ours */
+			wk->tgid = t->tgid;
+			if (!t->recorder)
+				wk->hdr.flags |= DIAL9_WAKE_TASK_TARGET;
+			/* An older waking was published late: its wait is over. */
+			if (h->time_ns >= t->last_in)
+				t->woken = h->time_ns;
+		}
+		if (!(wk->hdr.flags & (DIAL9_WAKE_TASK_TARGET |
+				       DIAL9_WAKE_WAKER_TARGET)))
+			h->type = DIAL9_REC_PAD;	/* the recorder's own */
 		return 0;
 	case DIAL9_REC_SWITCH:
 		if (h->flags & DIAL9_SWITCH_NEXT_TARGET) {
@@ -357,14 +422,18 @@ static int resolve(struct d9_perf *p, struct dial9_rec_switch *slot)
 			if (!t)
 				return -ENOMEM;
 			resolve_in(t, slot, h->time_ns);
-			return 0;
+		} else {
+			t = d9_perf_task_of(p, slot->prev_tid,
+					    slot->prev_tgid);
+			if (!t)
+				return -ENOMEM;
+			t->state = h->flags & DIAL9_SWITCH_PREV_RUNNABLE ?
+				   PT_PREEMPTED : PT_BLOCKED;
+			t->since = h->time_ns;
 		}
-		t = d9_perf_task_of(p, slot->prev_tid, slot->prev_tgid);
-		if (!t)
-			return -ENOMEM;
-		t->state = h->flags & DIAL9_SWITCH_PREV_RUNNABLE ?
-			   PT_PREEMPTED : PT_BLOCKED;
-		t->since = h->time_ns;
+		/* the recorder's io_uring workers (its threads: perf_push()) */
+		if (t->recorder)
+			h->type = DIAL9_REC_PAD;
 		return 0;
 	}
 	return 0;
@@ -375,6 +444,62 @@ static int cmp_time(const void *a, const void *b)
 	const struct dial9_rec_header *x = a, *y = b;
 
 	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+}
+
+void d9_perf_set_ignored(struct d9_perf *p,
+			 bool (*fn)(const void *ctx, uint32_t tid),
+			 const void *ctx)
+{
+	p->ignored_ctx = ctx;
+	p->ignored = fn;
+}
+
+/* Records d9_perf_pending() looks at per buffer before it says yes. */
+#define PENDING_SCAN 64
+
+/*
+ * Whether @cpu's buffer holds a record that is not of an ignored thread
+ * (a switch or a waking done by one): the flush thread's look, beside the
+ * reader, which may free what it reads meanwhile.
+ */
+static bool buf_pending(const struct d9_perf *p, const struct pbuf *b)
+{
+	const unsigned char *data = (const unsigned char *)b->mp + p->page;
+	uint64_t size = (uint64_t)p->pages * (uint64_t)p->page;
+	uint64_t head = __atomic_load_n(&b->mp->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = __atomic_load_n(&b->mp->data_tail, __ATOMIC_ACQUIRE);
+
+	for (int n = 0; tail < head; n++) {
+		struct perf_event_header h;
+		struct perf_id id;
+
+		if (n == PENDING_SCAN || head - tail > size)
+			return true;
+		for (size_t i = 0; i < sizeof(h); i++)
+			((unsigned char *)&h)[i] = data[(tail + i) % size];
+		if (h.size < sizeof(h) + sizeof(id))
+			return true;	/* not ours to judge: the reader's */
+		if (h.type != PERF_RECORD_SWITCH && h.type != PERF_RECORD_SAMPLE)
+			return true;
+		/* a switch's id is at its end, a sample's right after h */
+		for (size_t i = 0; i < sizeof(id); i++)
+			((unsigned char *)&id)[i] = data[(tail + (h.type ==
+				PERF_RECORD_SWITCH ? h.size - sizeof(id) :
+				sizeof(h)) + i) % size];
+		if ((!p->ignored || !p->ignored(p->ignored_ctx, id.tid)) &&
+		    !recorder_tid(p, id.tid))
+			return true;
+		tail += h.size;
+	}
+	return false;
+}
+
+bool d9_perf_pending(const struct d9_perf *p)
+{
+	for (int cpu = 0; cpu < p->ncpu; cpu++)
+		if (p->buf[cpu].mp && buf_pending(p, &p->buf[cpu]))
+			return true;
+	return false;
 }
 
 int d9_perf_read(struct d9_perf *p,

@@ -59,6 +59,11 @@ static bool is_ignored(const struct dial9_ksched *k, uint32_t tid)
 	return false;
 }
 
+bool d9_ksched_ignored(const void *ctx, uint32_t tid)
+{
+	return is_ignored(ctx, tid);
+}
+
 /*
  * A side that is an ignored thread is no longer a recorded side: clear
  * its *_TARGET bit in *@flags.  Whether a recorded side is left.
@@ -105,21 +110,23 @@ static bool has_ignored_side(const struct dial9_ksched *k,
 }
 
 /*
- * A record of the perf or schedstat backend; on perf, a side that is an
- * ignored thread is no longer a recorded side, and a record with none
- * left is dropped, as dial9.ko does for DIAL9_IOC_IGNORE_THREAD.
+ * Queue @rec, less its sides that are ignored threads: such a side is no
+ * longer a recorded side, and a record with none left is dropped
+ * (*@dropped), as dial9.ko does for DIAL9_IOC_IGNORE_THREAD.
  */
-static int perf_push(void *ctx, const struct dial9_rec_header *rec)
+static int filter_push(const struct push_ctx *pc,
+		       const struct dial9_rec_header *rec, bool *dropped)
 {
-	const struct push_ctx *pc = ctx;
 	union {
 		struct dial9_rec_switch sw;
 		struct dial9_rec_wake wk;
 	} u;
 
 	/* copied only to change it: most records have no ignored side */
-	if (rec->type == DIAL9_REC_SAMPLE)	/* its one side: dropped */
-		return has_ignored_side(pc->k, rec) ? 0 : push_one(pc, rec);
+	if (rec->type == DIAL9_REC_SAMPLE) {	/* its one side: dropped */
+		*dropped = has_ignored_side(pc->k, rec);
+		return *dropped ? 0 : push_one(pc, rec);
+	}
 	if (rec->size > sizeof(u) || !has_ignored_side(pc->k, rec))
 		return push_one(pc, rec);
 	memcpy(&u, rec, rec->size);
@@ -133,23 +140,32 @@ static int perf_push(void *ctx, const struct dial9_rec_header *rec)
 				    DIAL9_SWITCH_NEXT_TARGET)) &&
 		    (rec->flags & DIAL9_SWITCH_OCCUPANTS))
 			return push_one(pc, rec);
-		if (!keep_sides(pc->k, &u.sw.hdr.flags,
-				u.sw.prev_tid, DIAL9_SWITCH_PREV_TARGET,
-				u.sw.next_tid, DIAL9_SWITCH_NEXT_TARGET))
-			return 0;
-	} else if (!keep_sides(pc->k, &u.wk.hdr.flags,
-			       u.wk.tid, DIAL9_WAKE_TASK_TARGET,
-			       u.wk.waker_tid, DIAL9_WAKE_WAKER_TARGET)) {
-		return 0;
+		*dropped = !keep_sides(pc->k, &u.sw.hdr.flags,
+				       u.sw.prev_tid, DIAL9_SWITCH_PREV_TARGET,
+				       u.sw.next_tid, DIAL9_SWITCH_NEXT_TARGET);
+	} else {
+		*dropped = !keep_sides(pc->k, &u.wk.hdr.flags,
+				       u.wk.tid, DIAL9_WAKE_TASK_TARGET,
+				       u.wk.waker_tid, DIAL9_WAKE_WAKER_TARGET);
 	}
-	return push_one(pc, &u.sw.hdr);
+	return *dropped ? 0 : push_one(pc, &u.sw.hdr);
+}
+
+/* A record of the perf or schedstat backend, through filter_push(). */
+static int perf_push(void *ctx, const struct dial9_rec_header *rec)
+{
+	bool dropped = false;
+
+	return filter_push(ctx, rec, &dropped);
 }
 
 /*
  * Check, count and queue the records in @n bytes of ring @cpu (whole
  * records, as a ring holds them): skip PAD, count LOST and read records,
  * filter ignored threads, append the rest to q[cpu].  Runs of records
- * kept as they are go in with one copy each.
+ * kept as they are go in with one copy each.  A record left out of the
+ * trace (an ignored thread's; a type ktrace.c does not know, which it
+ * skips) is counted in k->filtered[cpu].
  */
 static int parse_records(struct dial9_ksched *k, unsigned int cpu,
 			 const unsigned char *p, size_t n)
@@ -175,16 +191,22 @@ static int parse_records(struct dial9_ksched *k, unsigned int cpu,
 				((const struct dial9_rec_lost *)h)->count;
 		else if (h->type != DIAL9_REC_PAD)
 			nread++;
+		if (h->type >= DIAL9_REC_MAX)
+			k->filtered[cpu]++;
 		as_is = h->type != DIAL9_REC_PAD && !has_ignored_side(k, h);
 		if (!as_is) {
+			bool dropped = false;
+
 			if (at > run && d9_kq_push(pc.q, p + run, at - run)) {
 				ret = -ENOMEM;
 				break;
 			}
-			if (h->type != DIAL9_REC_PAD && perf_push(&pc, h)) {
+			if (h->type != DIAL9_REC_PAD &&
+			    filter_push(&pc, h, &dropped)) {
 				ret = -ENOMEM;
 				break;
 			}
+			k->filtered[cpu] += dropped;
 			run = at + h->size;
 		}
 		at += h->size;
@@ -451,12 +473,11 @@ static void *reader_main(void *arg)
 
 		/*
 		 * The watermark or a kick (the flush thread's, when records
-		 * wait below dial9.ko's watermark) wakes us; else every 10 s
-		 * (every second for perf, whose rings the flush thread cannot
-		 * look into, and where our own switches are recorded too).
+		 * other than the recorder's own wait below the watermark:
+		 * dial9_ksched_pending()) wakes us; else every 10 s.
 		 */
-		if (poll(p, 2, busy || full ? KSCHED_BUSY_POLL_MS :
-				k->perf ? 1000 : 10000) < 0 && errno != EINTR)
+		if (poll(p, 2, busy || full ? KSCHED_BUSY_POLL_MS : 10000) < 0 &&
+		    errno != EINTR)
 			break;
 		if ((p[1].revents & POLLIN) &&
 		    read(k->kick_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)

@@ -33,6 +33,7 @@ enum {
 	KT_CPU_SWITCH,
 	KT_OCCUPANTS,
 	KT_OCCUPANT_COMM,
+	KT_RING,
 	KT_SAMPLE,
 	KT_NTYPES
 };
@@ -71,7 +72,7 @@ static const struct dial9_field f_occupants[] = {
 /* The name of such a task (a privileged recording only). */
 static const struct dial9_field f_occupant_comm[] = {
 	{ "occupant_tid", DIAL9_U64 }, { "occupant_pid", DIAL9_U64 },
-	{ "name", DIAL9_ISTR },
+	{ "name", DIAL9_ISTR }, { "cpu", DIAL9_U64 },
 };
 static const struct dial9_field f_waking[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
@@ -82,19 +83,22 @@ static const struct dial9_field f_wakeup[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
 	{ "target_cpu", DIAL9_U64 }, { "new_task", DIAL9_BOOL },
 };
+/* cpu, here and below: the CPU whose ring carried the record */
 static const struct dial9_field f_migrate[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 },
 	{ "from_cpu", DIAL9_U64 }, { "to_cpu", DIAL9_U64 },
+	{ "cpu", DIAL9_U64 },
 };
 static const struct dial9_field f_exit[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 },
-	{ "process_exit", DIAL9_BOOL },
+	{ "process_exit", DIAL9_BOOL }, { "cpu", DIAL9_U64 },
 };
 static const struct dial9_field f_lost[] = {
 	{ "cpu", DIAL9_U64 }, { "count", DIAL9_U64 },
 };
 static const struct dial9_field f_comm[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "name", DIAL9_ISTR },
+	{ "cpu", DIAL9_U64 },
 };
 
 static const struct dial9_field f_sstat[] = {
@@ -103,7 +107,12 @@ static const struct dial9_field f_sstat[] = {
 };
 static const struct dial9_field f_unfollowed[] = {
 	{ "pid", DIAL9_U64 }, { "parent_pid", DIAL9_U64 },
-	{ "privileged_exec", DIAL9_BOOL },
+	{ "privileged_exec", DIAL9_BOOL }, { "cpu", DIAL9_U64 },
+};
+/* One CPU's ring at the end of a recording: its counters (format.md) */
+static const struct dial9_field f_ring[] = {
+	{ "cpu", DIAL9_U64 }, { "written", DIAL9_U64 }, { "lost", DIAL9_U64 },
+	{ "filtered", DIAL9_U64 },
 };
 
 /* frames: the addresses, innermost first, as little-endian u64s */
@@ -137,17 +146,18 @@ static const struct {
 	[KT_SWITCH_IN] = { "sched.switch_in", f_in, 12 },
 	[KT_WAKING] = { "sched.waking", f_waking, 6 },
 	[KT_WAKEUP] = { "sched.wakeup", f_wakeup, 5 },
-	[KT_MIGRATE] = { "sched.migrate", f_migrate, 4 },
-	[KT_EXIT] = { "sched.exit", f_exit, 3 },
+	[KT_MIGRATE] = { "sched.migrate", f_migrate, 5 },
+	[KT_EXIT] = { "sched.exit", f_exit, 4 },
 	[KT_LOST] = { "sched.lost", f_lost, 2 },
-	[KT_COMM] = { "sched.comm", f_comm, 3 },
+	[KT_COMM] = { "sched.comm", f_comm, 4 },
 	[KT_SCHEDSTAT] = { "sched.schedstat", f_sstat, 5 },
-	[KT_UNFOLLOWED] = { "sched.unfollowed", f_unfollowed, 3 },
+	[KT_UNFOLLOWED] = { "sched.unfollowed", f_unfollowed, 4 },
 	[KT_STACK] = { "sched.stack", f_stack, 6 },
 	[KT_MAPPING] = { "sched.mapping", f_mapping, 6 },
 	[KT_CPU_SWITCH] = { "sched.cpu_switch", f_cpu_switch, 7 },
 	[KT_OCCUPANTS] = { "sched.occupants", f_occupants, 1 },
-	[KT_OCCUPANT_COMM] = { "sched.occupant_comm", f_occupant_comm, 3 },
+	[KT_OCCUPANT_COMM] = { "sched.occupant_comm", f_occupant_comm, 4 },
+	[KT_RING] = { "sched.ring", f_ring, 4 },
 	[KT_SAMPLE] = { "sched.sample", f_sample, 8 },
 };
 
@@ -279,6 +289,14 @@ int d9_ktrace_mapping(struct d9_ktrace *kt, uint64_t ts,
 	return emit_values(kt, KT_MAPPING, ts, v);
 }
 
+int d9_ktrace_ring(struct d9_ktrace *kt, uint64_t ts, unsigned int cpu,
+		   uint64_t written, uint64_t lost, uint64_t filtered)
+{
+	const uint64_t v[4] = { cpu, written, lost, filtered };
+
+	return emit(kt, KT_RING, ts, v);
+}
+
 int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 {
 	const struct dial9_rec_switch *sw = (const void *)h;
@@ -367,6 +385,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		v[1] = mg->tgid;
 		v[2] = mg->orig_cpu;
 		v[3] = mg->dest_cpu;
+		v[4] = h->cpu;
 		return emit(kt, KT_MIGRATE, h->time_ns, v);
 	case DIAL9_REC_EXIT:
 		if (h->size < sizeof(*ex))
@@ -374,6 +393,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		v[0] = ex->tid;
 		v[1] = ex->tgid;
 		v[2] = h->flags & DIAL9_EXIT_GROUP_DEAD;
+		v[3] = h->cpu;
 		return emit(kt, KT_EXIT, h->time_ns, v);
 	case DIAL9_REC_LOST:
 		if (h->size < sizeof(*lo))
@@ -383,7 +403,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		v[1] = lo->count;
 		return emit(kt, KT_LOST, h->time_ns, v);
 	case DIAL9_REC_COMM: {
-		struct dial9_value cv[3];
+		struct dial9_value cv[4];
 
 		if (h->size < sizeof(*cm))
 			return -EPROTO;
@@ -393,6 +413,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		cv[2].str.ptr = cm->comm;
 		/* the kernel cut it at 15 bytes, maybe inside a character */
 		cv[2].str.len = d9_utf8_cut(cm->comm, sizeof(cm->comm));
+		cv[3] = dial9_u64(h->cpu);
 		/* a task the recording does not record: not a thread's name */
 		return emit_values(kt, h->flags & DIAL9_COMM_OCCUPANT ?
 				   KT_OCCUPANT_COMM : KT_COMM, h->time_ns, cv);
@@ -406,6 +427,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		v[0] = uf->tgid;
 		v[1] = uf->parent_tgid;
 		v[2] = h->flags & DIAL9_UNFOLLOWED_EXEC;
+		v[3] = h->cpu;
 		kt->unfollowed++;
 		return emit(kt, KT_UNFOLLOWED, h->time_ns, v);
 	case D9_REC_SCHEDSTAT: {

@@ -39,6 +39,13 @@ struct dial9_ksched {
 	unsigned char **data;
 	struct d9_kq *q;
 	uint64_t *lost_seen;		/* per CPU: in the kernel's LOST records */
+	/*
+	 * Per CPU: records read and left out of the trace (of an ignored
+	 * thread, written before the kernel was told; of a type this
+	 * library does not know).  Written by whoever parses (the flush
+	 * thread), read at the end.
+	 */
+	uint64_t *filtered;
 	uint64_t nread;			/* records read out of the rings */
 	bool stacks;			/* D9_KSCHED_STACKS asked for */
 	bool occupants;			/* DIAL9_CFG_OCCUPANTS, unless skipped */
@@ -74,6 +81,9 @@ struct dial9_ksched {
 	uint64_t collected_ns;		/* when the last collect began */
 };
 
+/* Whether @tid is a thread left out (@ctx: the dial9_ksched); any thread. */
+bool d9_ksched_ignored(const void *ctx, uint32_t tid);
+
 /* The reader thread (ksched_ring.c; opts.reader_thread). */
 int d9_ksched_reader_start(struct dial9_ksched *k, uint32_t prio);
 
@@ -87,6 +97,19 @@ int d9_ksched_reader_start(struct dial9_ksched *k, uint32_t prio);
 #define D9_KSCHED_NO_PERF	(1u << 1)	/* skip perf_event_open */
 #define D9_KSCHED_STACKS	(1u << 2)	/* dial9.ko's user stacks */
 #define D9_KSCHED_NO_OCCUPANTS	(1u << 3)	/* no DIAL9_CFG_OCCUPANTS */
+
+/*
+ * dial9.ko's counters of ring @cpu: records it wrote and dropped, and of
+ * those written, the ones read and left out of the trace (struct
+ * dial9_ksched.filtered).  -ENOENT for another backend or a CPU without
+ * a ring.  Final once the last drain (horizon UINT64_MAX) has disabled
+ * the session.
+ */
+int d9_ksched_ring_counts(const struct dial9_ksched *k, unsigned int cpu,
+			  uint64_t *written, uint64_t *lost,
+			  uint64_t *filtered);
+/* How many rings d9_ksched_ring_counts() may be asked about. */
+unsigned int d9_ksched_ncpu(const struct dial9_ksched *k);
 
 /*
  * dial9_ksched_open() without the backends in @skip (D9_KSCHED_*), and
@@ -111,6 +134,21 @@ void d9_perf_close(struct d9_perf *p);
 int d9_perf_fd(const struct d9_perf *p);
 /* What this backend cannot record here and why, or "". */
 const char *d9_perf_note(const struct d9_perf *p);
+/*
+ * Which threads are the recorder's own (dial9_ksched_ignore_thread()):
+ * @fn must be safe to call from any thread.  Their records, and those of
+ * the threads they create (io_uring's workers), are left out as they are
+ * read, and d9_perf_pending() does not count them.
+ */
+void d9_perf_set_ignored(struct d9_perf *p,
+			 bool (*fn)(const void *ctx, uint32_t tid),
+			 const void *ctx);
+/*
+ * Whether a buffer holds records other than the recorder's own threads':
+ * a look at what the reader has not taken, safe beside it (a record it
+ * frees meanwhile makes the answer stale, not wrong for long).
+ */
+bool d9_perf_pending(const struct d9_perf *p);
 uint64_t d9_perf_lost(const struct d9_perf *p);
 /* Turn what the kernel wrote into dial9_rec_* records, in time order. */
 int d9_perf_read(struct d9_perf *p,
@@ -145,6 +183,7 @@ enum { PT_UNSEEN, PT_RUNNING, PT_PREEMPTED, PT_BLOCKED };
 struct ptask {
 	uint32_t tid, tgid;
 	int state;
+	bool recorder;			/* one of the recorder's threads */
 	uint64_t since;			/* its last switch */
 	uint64_t last_in;		/* its last switch-in */
 	uint64_t woken;			/* the start of its wait, or 0 */
@@ -181,6 +220,16 @@ struct d9_perf {
 	size_t ntasks, captasks;
 	struct dial9_rec_switch *pending;	/* one read's records */
 	size_t npend, cappend;
+	bool (*ignored)(const void *ctx, uint32_t tid);
+	const void *ignored_ctx;
+	/*
+	 * The recorder tasks resolve() found (io_uring's workers), for
+	 * d9_perf_pending() in another thread: set and cleared by the reader
+	 * (0: free), read with atomic loads.  Past PERF_RECORDER_TIDS they
+	 * are still left out of the trace, only counted as pending.
+	 */
+#define PERF_RECORDER_TIDS 16
+	uint32_t recorder_tids[PERF_RECORDER_TIDS];
 	/* On-CPU samples (SW_CPU_CLOCK): sample_hz, 0 if none or refused. */
 	uint32_t sample_hz;
 	struct d9_kq *samples;		/* one read's SAMPLE records */
@@ -261,6 +310,12 @@ struct d9_ktrace {
 int d9_ktrace_begin(struct d9_ktrace *kt);
 /* Add one record; records of unknown types are skipped. */
 int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *rec);
+/*
+ * A sched.ring event: dial9.ko's counters of ring @cpu at the end of a
+ * recording (d9_ksched_ring_counts()).
+ */
+int d9_ktrace_ring(struct d9_ktrace *kt, uint64_t ts, unsigned int cpu,
+		   uint64_t written, uint64_t lost, uint64_t filtered);
 /* End the stream; the bytes stay valid until the next begin. */
 int d9_ktrace_end(struct d9_ktrace *kt, const void **data, size_t *len);
 

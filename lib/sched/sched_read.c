@@ -36,6 +36,7 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 		{ "sched.cpu_switch", SK_CPU_SWITCH },
 		{ "sched.occupants", SK_OCCUPANTS },
 		{ "sched.occupant_comm", SK_OCCUPANT_COMM },
+		{ "sched.wakeup", SK_WAKEUP }, { "sched.ring", SK_RING },
 	};
 
 	memset(f, 0, sizeof(*f));
@@ -94,6 +95,12 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 	f->next_pid = dial9_schema_field_index(s, "next_pid");
 	f->next_prio = dial9_schema_field_index(s, "next_prio");
 	f->occ_tid = dial9_schema_field_index(s, "occupant_tid");
+	f->rwritten = f->rlost = f->rfiltered = -1;
+	if (f->kind == SK_RING) {
+		f->rwritten = dial9_schema_field_index(s, "written");
+		f->rlost = dial9_schema_field_index(s, "lost");
+		f->rfiltered = dial9_schema_field_index(s, "filtered");
+	}
 }
 
 /* A prio field, or -1 where the schema has none (an older trace). */

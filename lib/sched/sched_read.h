@@ -13,6 +13,7 @@ enum sched_kind {
 	SK_OTHER, SK_OUT, SK_IN, SK_WAKING, SK_MIGRATE, SK_EXIT, SK_COMM,
 	SK_LOST, SK_SSTAT, SK_UNFOLLOWED, SK_APP_LOST, SK_STACK, SK_MAPPING,
 	SK_SYMBOL, SK_SYMBOL_NOTE, SK_CPU_SWITCH, SK_OCCUPANTS, SK_OCCUPANT_COMM,
+	SK_WAKEUP, SK_RING,
 	SK_SAMPLE,
 };
 
@@ -30,6 +31,7 @@ struct sched_fields {
 	/* sched.cpu_switch: both sides; sched.occupant_comm */
 	int prev_tid, prev_pid, prev_prio, next_tid, next_pid, next_prio,
 	    occ_tid;
+	int rwritten, rlost, rfiltered;	/* sched.ring's */
 };
 
 void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s);

@@ -42,6 +42,8 @@ int d9_segw_open(struct d9_segw **out, const struct d9_seg_opts *o);
 uint64_t d9_segw_write(struct d9_segw *w, struct d9_batch **b, unsigned int n);
 /* Append bytes written by the flush thread itself (loss events). */
 void d9_segw_write_raw(struct d9_segw *w, const void *p, size_t n);
+/* Whether the active segment, with batches, is rotation_ns old at @now
+ * (a segment opened after @now is not). */
 bool d9_segw_rotation_due(struct d9_segw *w, uint64_t now);
 void d9_segw_rotate(struct d9_segw *w);
 /* Check for faults (directory deleted) and retry recovery. */

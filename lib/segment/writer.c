@@ -299,7 +299,10 @@ void d9_segw_rotate(struct d9_segw *w)
 
 bool d9_segw_rotation_due(struct d9_segw *w, uint64_t now)
 {
-	return w->fd >= 0 && w->nbatches && now - w->opened_ns >= w->o.rotation_ns;
+	/* a segment opened after @now (a caller's time read before a write
+	 * that rotated) is not due: now - opened_ns would wrap */
+	return w->fd >= 0 && w->nbatches && now >= w->opened_ns &&
+	       now - w->opened_ns >= w->o.rotation_ns;
 }
 
 static void try_reopen(struct d9_segw *w)

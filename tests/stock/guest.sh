@@ -245,6 +245,22 @@ else
 	sed 's/^/# /' /tmp/bt.err
 fi
 
+# accounting LABEL: per CPU, dial9 info finds the records in the trace,
+# those the recorder left out and the trace's sched.lost adding up to
+# what dial9.ko counted in that CPU's ring (sched.ring), losses or not:
+# recorded + lost == what the probes tried to write.
+accounting() {
+	cpus=$(grep -c '^processor' /proc/cpuinfo)
+	lines=$(grep -c ' dropped by the kernel: ' /tmp/info.txt)
+	agree=$(grep -c ' dropped by the kernel: agree$' /tmp/info.txt)
+	grep ' dropped by the kernel: ' /tmp/info.txt | sed 's/^/# /'
+	if [ "$lines" -ge "$cpus" ] && [ "$agree" -eq "$lines" ]; then
+		ok "$1: per CPU, recorded + lost == what dial9.ko's probes wrote ($agree CPUs)"
+	else
+		notok "$1: per CPU, $agree of $lines CPUs agree with dial9.ko's counts ($cpus online)"
+	fi
+}
+
 # run LABEL CMD...: record CMD; its tasks' lines of the reference are
 # those bpftrace printed meanwhile.
 run() {
@@ -263,7 +279,9 @@ run() {
 		notok "$label: dial9 record exited $rc"
 		return
 	fi
-	dial9 info "/tmp/$label" | head -n 1 | sed 's/^/# /'
+	dial9 info "/tmp/$label" >/tmp/info.txt
+	head -n 1 /tmp/info.txt | sed 's/^/# /'
+	accounting "$label"
 	compare "$label" "/tmp/$label" /tmp/ref.txt
 	culprits "$label" "/tmp/$label"
 }
