@@ -48,7 +48,7 @@ TEST_TARGETS := test-kmod test-stock test-dkms check \
 	test-kmod-6.12 test-stock-6.12 test-dkms-6.12 check-6.12 test-packages
 
 .PHONY: all deps module examples test test-kmod test-stock test-dkms check demo clean fuzz-kmod \
-	bench-sched bench-stacks bench-occupants bench-product \
+	bench-sched bench-stacks bench-occupants bench-profile bench-product \
 	bench-e2e-vm
 
 all: module examples
@@ -91,10 +91,13 @@ $(BUILD)/tests/kmod/%: tests/kmod/%.c tests/kmod/dial9_test.h uapi/linux/dial9.h
 		-static -pthread -o $@ $<
 
 # The stack tests check a frame-pointer walk through their own functions.
-$(BUILD)/tests/kmod/stack_test $(BUILD)/tests/sched/stacks_test: \
+$(BUILD)/tests/kmod/stack_test $(BUILD)/tests/sched/stacks_test \
+$(BUILD)/tests/kmod/sample_test $(BUILD)/tests/sched/profile_test: \
 	USER_CFLAGS += -fno-omit-frame-pointer
 $(BUILD)/tests/kmod/stack_test $(BUILD)/tests/sched/stacks_test: \
 	tests/kmod/stack_chain.h
+$(BUILD)/tests/kmod/sample_test $(BUILD)/tests/sched/profile_test: \
+	tests/kmod/hot_chain.h
 
 # The tasks of tests/stock/culprits.sh, pinned and named; it links
 # libdial9 (dynamic: run.sh copies its libraries), so that the victim can
@@ -294,6 +297,25 @@ bench-occupants: deps module $(BUILD)/tests/vm/exit $(BUILD)/bench/dial9-libpair
 		--file bench/kmod/occupants.sh \
 		--demo "sh /bin/occupants.sh $(OCC_ROUNDS) $(OCC_REPS)" \
 		--out $(BUILD)/bench-occupants | grep -E '^OCCBENCH|^# '
+
+# The CPU profile's cost: a spinning dial9-spin with samples off, at 99
+# and 999 Hz, from dial9.ko and from perf; one vCPU, -icount
+# (bench/kmod/profile.sh).
+PROFILE_ITERS ?= 2000
+PROFILE_REPS ?= 3
+$(BUILD)/bench/dial9-spin: bench/kmod/spin.c tests/kmod/hot_chain.h \
+		$(LIB_A) lib/include/dial9.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -fno-omit-frame-pointer -Ilib/include -pthread \
+		-o $@ $< $(LIB_A) $(LIB_LDLIBS)
+
+bench-profile: deps module $(BUILD)/tests/vm/exit $(BUILD)/bench/dial9-spin
+	@set -o pipefail; DIAL9_VM_TIMEOUT=1500 tests/vm/run.sh \
+		--kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) --icount \
+		--mem 2048 --smp 1 --file $(BUILD)/bench/dial9-spin \
+		--file bench/kmod/profile.sh \
+		--demo "sh /bin/profile.sh $(PROFILE_ITERS) $(PROFILE_REPS)" \
+		--out $(BUILD)/bench-profile | grep -E '^PROF|^# '
 
 bench-sched: deps module $(BUILD)/tests/vm/exit $(SCHED_BENCH) \
 		$(BUILD)/bench/dial9-libpairs $(BUILD)/bench/dial9-idle $(VM_DIAL9)

@@ -100,6 +100,12 @@ struct dial9_session {
 
 	wait_queue_head_t wq;
 	struct irq_work wakeup;		/* defers wake_up from the probes */
+
+	/* On-CPU samples (sample.c): sample_hz a second per CPU, or none. */
+	u32 sample_hz;
+	bool sampling;			/* the timers run */
+	struct dial9_sampler __percpu *samplers;
+	struct hlist_node cpuhp_node;
 };
 
 /* A user stack walked at a switch-out (stack.c), per CPU. */
@@ -126,10 +132,26 @@ int dial9_session_enable(struct dial9_session *s);
 void dial9_session_disable(struct dial9_session *s);
 void dial9_targets_sync(struct dial9_session *s, pid_t tgid);
 
+/* probes.c, for sample.c: dial9_match() and dial9_commit() */
+bool dial9_records(const struct dial9_session *s, const struct task_struct *p);
+void dial9_publish(struct dial9_session *s, struct dial9_ring *r);
+
 /* stack.c */
 struct dial9_stack *dial9_stack_get(struct dial9_stack **st);
+struct dial9_stack *dial9_stack_sample(bool *in_kernel);
+bool dial9_stack_put_type(struct dial9_ring *r, u16 type,
+			  const struct dial9_stack *st, struct task_struct *p,
+			  u64 now, u16 flags, u32 missed);
 bool dial9_stack_put(struct dial9_ring *r, const struct dial9_stack *st,
 		     struct task_struct *p, u64 now, u16 flags);
+
+/* sample.c */
+struct dial9_sampler;
+void dial9_sample_exit(void);
+void dial9_sample_free(struct dial9_session *s);
+int dial9_sample_start(struct dial9_session *s);
+void dial9_sample_stop(struct dial9_session *s);
+u64 dial9_sample_missed(struct dial9_session *s, unsigned int cpu);
 
 /* quota.c */
 int dial9_quota_charge(struct dial9_session *s, u64 bytes);

@@ -26,7 +26,7 @@
 			DIAL9_FEAT_POLL | DIAL9_FEAT_RUNQ_TOTALS | \
 			DIAL9_FEAT_UNFOLLOWED | DIAL9_FEAT_IGNORE | \
 			DIAL9_FEAT_EXEC_UNFOLLOW | DIAL9_FEAT_STACKS | \
-			DIAL9_FEAT_OCCUPANTS)
+			DIAL9_FEAT_OCCUPANTS | DIAL9_FEAT_SAMPLES)
 
 static void dial9_wakeup_fn(struct irq_work *work)
 {
@@ -115,8 +115,10 @@ static int dial9_release(struct inode *inode, struct file *file)
 
 	/* Mappings hold the file, so none is left: free everything. */
 	mutex_lock(&s->lock);
+	dial9_sample_stop(s);
 	dial9_session_disable(s);
 	mutex_unlock(&s->lock);
+	dial9_sample_free(s);
 	dial9_rings_free(s);
 	dial9_quota_uncharge(s);
 	dial9_targets_free(s->targets);
@@ -165,7 +167,8 @@ static int dial9_ioc_configure(struct dial9_session *s,
 			       const struct dial9_session_config *cfg)
 {
 	if (cfg->flags & ~DIAL9_CFG_ALL || cfg->events & ~DIAL9_EV_ALL ||
-	    cfg->reserved[0] || cfg->reserved[1])
+	    cfg->sample_hz > DIAL9_SAMPLE_MAX_HZ || cfg->reserved0 ||
+	    cfg->reserved[0])
 		return -EINVAL;
 	if (cfg->ring_size &&
 	    (!is_power_of_2(cfg->ring_size) ||
@@ -180,6 +183,7 @@ static int dial9_ioc_configure(struct dial9_session *s,
 
 	s->system_wide = cfg->flags & DIAL9_CFG_SYSTEM_WIDE;
 	s->stacks = cfg->flags & DIAL9_CFG_STACKS;
+	s->sample_hz = cfg->sample_hz;
 	s->events = cfg->events ? cfg->events : DIAL9_EV_DEFAULT;
 	/* Occupants are switches: nothing to do without them. */
 	s->occupants = (cfg->flags & DIAL9_CFG_OCCUPANTS) &&
@@ -257,6 +261,7 @@ static int dial9_ioc_get_stats(struct dial9_session *s,
 	st->ring_size = s->ring_size;
 	st->targets_dropped = atomic64_read(&s->targets_dropped);
 	st->targets = dial9_targets_count(s);
+	st->samples_missed = dial9_sample_missed(s, cpu);
 	return 0;
 }
 
@@ -339,8 +344,13 @@ static long dial9_ioctl(struct file *file, unsigned int cmd, unsigned long a)
 		ret = dial9_rings_ready(s);
 		if (!ret)
 			ret = dial9_session_enable(s);
+		if (!ret)
+			ret = dial9_sample_start(s);
+		if (ret)
+			dial9_session_disable(s);
 		break;
 	case DIAL9_IOC_DISABLE:
+		dial9_sample_stop(s);
 		dial9_session_disable(s);
 		ret = 0;
 		break;
@@ -451,6 +461,7 @@ static int __init dial9_init(void)
 static void __exit dial9_exit(void)
 {
 	misc_deregister(&dial9_misc);
+	dial9_sample_exit();
 	dial9_probes_exit();
 }
 

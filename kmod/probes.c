@@ -754,3 +754,15 @@ void dial9_probes_exit(void)
 	cancel_delayed_work_sync(&dial9_detach_work);
 	dial9_probes_unregister();
 }
+
+/* Whether @p is recorded by @s, for the sampler (sample.c). */
+bool dial9_records(const struct dial9_session *s, const struct task_struct *p)
+{
+	return dial9_match(s, p);
+}
+
+/* Publish a record reserved in @r of @s, for the sampler (sample.c). */
+void dial9_publish(struct dial9_session *s, struct dial9_ring *r)
+{
+	dial9_commit(s, r);
+}

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dial9 stacks: the user-space stack of the task being switched out, or
- * of a task waking a recorded one (in task context, so it is current).
+ * of a task waking a recorded one (in task context, so it is current),
+ * or of the task a sampling timer interrupted (sample.c).
  *
  * In the sched_switch tracepoint prev is current (__schedule() takes it
  * from rq->curr and switches mm only after the tracepoint), so its user
@@ -17,6 +18,7 @@
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
 #include <linux/string.h>
+#include <asm/irq_regs.h>
 #include "dial9_core.h"
 #include "compat.h"
 
@@ -27,20 +29,19 @@ struct dial9_user_frame {
 };
 
 /*
- * Walk current's user stack into @st.  Returns the number of addresses,
- * 0 when current has no user stack to walk.  Interrupts must be off.
+ * Walk current's user stack from its user registers @regs into @st.
+ * Returns the number of addresses, 0 when current has no user stack to
+ * walk.  Interrupts must be off.
  */
-static u32 dial9_stack_walk(struct dial9_stack *st)
+static u32 dial9_stack_walk(struct dial9_stack *st, struct pt_regs *regs)
 {
 	struct task_struct *p = current;
-	struct pt_regs *regs;
 	u64 fp, sp;
 	u32 nr = 0;
 
 	st->truncated = false;
 	if (!p->mm || (p->flags & (PF_KTHREAD | PF_IO_WORKER)))
 		return 0;
-	regs = task_pt_regs(p);
 	if (!user_mode(regs) || !user_64bit_mode(regs))
 		return 0;
 	st->ips[nr++] = regs->ip;
@@ -78,30 +79,59 @@ struct dial9_stack *dial9_stack_get(struct dial9_stack **st)
 	if (*st)
 		return *st;
 	s = this_cpu_ptr(&dial9_stacks);
-	s->nr = dial9_stack_walk(s);
+	s->nr = dial9_stack_walk(s, task_pt_regs(current));
 	*st = s;
 	return s;
 }
 
 /*
- * Reserve and fill a STACK record of @p in @r, right after its switch or
- * its waking (@flags: DIAL9_STACK_WAKER); false if the ring is full
- * (counted as lost).  The caller commits.
+ * The stack of current as a timer interrupt found it (sample.c), in the
+ * per-CPU buffer (interrupts are off): from the interrupted registers if
+ * it ran user code, else from those it entered the kernel with
+ * (*@in_kernel).
  */
-bool dial9_stack_put(struct dial9_ring *r, const struct dial9_stack *st,
-		     struct task_struct *p, u64 now, u16 flags)
+struct dial9_stack *dial9_stack_sample(bool *in_kernel)
+{
+	struct dial9_stack *s = this_cpu_ptr(&dial9_stacks);
+	struct pt_regs *regs = get_irq_regs();
+
+	*in_kernel = !regs || !user_mode(regs);
+	if (*in_kernel)
+		regs = task_pt_regs(current);
+	s->nr = dial9_stack_walk(s, regs);
+	return s;
+}
+
+/*
+ * Reserve and fill a record of @type (STACK or SAMPLE, whose missed is
+ * @missed) of @p in @r; false if the ring is full (counted as lost).  The
+ * caller commits.
+ */
+bool dial9_stack_put_type(struct dial9_ring *r, u16 type,
+			  const struct dial9_stack *st, struct task_struct *p,
+			  u64 now, u16 flags, u32 missed)
 {
 	struct dial9_rec_stack *rec;
 	size_t bytes = st->nr * sizeof(rec->ips[0]);
 
-	rec = dial9_ring_reserve(r, DIAL9_REC_STACK, sizeof(*rec) + bytes, now);
+	rec = dial9_ring_reserve(r, type, sizeof(*rec) + bytes, now);
 	if (!rec)
 		return false;
 	rec->hdr.flags = flags | (st->truncated ? DIAL9_STACK_TRUNCATED : 0);
 	rec->tid = p->pid;
 	rec->tgid = p->tgid;
 	rec->nr = st->nr;
-	rec->reserved = 0;
+	rec->reserved = missed;
 	memcpy(rec->ips, st->ips, bytes);
 	return true;
+}
+
+/*
+ * A STACK record of @p in @r, right after its switch or its waking
+ * (@flags: DIAL9_STACK_WAKER); false if the ring is full.
+ */
+bool dial9_stack_put(struct dial9_ring *r, const struct dial9_stack *st,
+		     struct task_struct *p, u64 now, u16 flags)
+{
+	return dial9_stack_put_type(r, DIAL9_REC_STACK, st, p, now, flags, 0);
 }

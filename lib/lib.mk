@@ -208,11 +208,12 @@ $(TOOLS_T)/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) $(LIB_HDRS) \
 
 # mktrace_stacks.c reads build-ids as the library does (sched/sched.h).
 $(TOOLS_T)/mktrace: tests/tools/mktrace.c tests/tools/mktrace_stacks.c \
-		tests/tools/mktrace.h lib/include/dial9.h $(LIB_A)
+		tests/tools/mktrace_samples.c tests/tools/mktrace.h \
+		lib/include/dial9.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE -Ilib/include -Ilib -Iuapi \
 		-o $@ tests/tools/mktrace.c tests/tools/mktrace_stacks.c \
-		$(LIB_A) $(LIB_LDLIBS)
+		tests/tools/mktrace_samples.c $(LIB_A) $(LIB_LDLIBS)
 
 .PHONY: test-tools
 test-tools: $(TOOLS_T)/dial9 $(TOOLS_T)/mktrace

@@ -9,7 +9,7 @@ libcmocka-dev
 liblttng-ust-dev lttng-tools
 dkms kmod sparse qemu-system-x86 busybox-static cpio xz-utils
 linux-headers-cloud-amd64 linux-source-6.1
-nodejs chromium time
+nodejs chromium time libxml2-utils
 linux-perf trace-cmd bpftrace rt-tests stress-ng
 debhelper dh-dkms lintian adduser"
 

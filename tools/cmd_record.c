@@ -40,12 +40,15 @@ static bool alive(int pid)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dial9 record [-o DIR] [--children] [--service NAME] [--ring-kb N] -p PID...\n"
-		"       dial9 record [-o DIR] [--children] [--service NAME] [--ring-kb N] -- CMD [ARGS]\n"
+		"usage: dial9 record [-o DIR] [--children] [--service NAME] [--ring-kb N] [--cpu-hz N] -p PID...\n"
+		"       dial9 record [-o DIR] [--children] [--service NAME] [--ring-kb N] [--cpu-hz N] -- CMD [ARGS]\n"
 		"\nRecords the scheduling of the processes (switches, wake-ups,\n"
 		"runqueue delays, migrations) until the command exits, every PID is\n"
 		"gone, or Ctrl-C.  DIR defaults to DIAL9_TRACE_DIR or /tmp/dial9-traces.\n"
 		"--ring-kb: dial9.ko ring per CPU, a power of two (default 1024).\n"
+		"--cpu-hz: on-CPU samples a second per CPU, with user stacks (a CPU\n"
+		"profile for dial9 flame --on-cpu); default DIAL9_CPU_SAMPLE_HZ or\n"
+		"99, 0: none, at most 1000.\n"
 		"Other users' processes need CAP_PERFMON; with dial9.ko any process\n"
 		"other than the recorder's own needs it too.\n");
 }
@@ -70,6 +73,7 @@ int cmd_record(int argc, char **argv)
 		{ "children", no_argument, NULL, 'c' },
 		{ "service", required_argument, NULL, 's' },
 		{ "ring-kb", required_argument, NULL, 'r' },
+		{ "cpu-hz", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -81,6 +85,7 @@ int cmd_record(int argc, char **argv)
 	int pids[64], npids = 0, c, status = 0, ret, go[2] = { -1, -1 };
 	bool children = false;
 	uint32_t ring_kb = 0;		/* 0: the library's default */
+	long cpu_hz = -1;		/* -1: the environment's, or 99 */
 	pid_t child = -1;
 	char svc[64];
 
@@ -102,6 +107,17 @@ int cmd_record(int argc, char **argv)
 				return 2;
 			}
 			ring_kb = (uint32_t)v;
+			break;
+		case 'H':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || !*optarg || v < 0 ||
+			    v > DIAL9_SAMPLE_MAX_HZ) {
+				fprintf(stderr, "dial9 record: --cpu-hz must be in 0..%u\n",
+					DIAL9_SAMPLE_MAX_HZ);
+				return 2;
+			}
+			cpu_hz = v;
 			break;
 		case 'p':
 			errno = 0;
@@ -182,6 +198,8 @@ int cmd_record(int argc, char **argv)
 	cfg.sched_npids = (uint32_t)npids;
 	if (ring_kb)
 		cfg.sched_ring_bytes = ring_kb * 1024;
+	if (cpu_hz >= 0)
+		cfg.cpu_sample_hz = (uint32_t)cpu_hz;
 	ret = dial9_start(&cfg);
 	if (!ret && dial9_get_stats(&st) == 0 && !st.sched_backend[0]) {
 		fprintf(stderr,
@@ -231,6 +249,13 @@ int cmd_record(int argc, char **argv)
 		(unsigned long long)st.segments_sealed, st.dir,
 		(unsigned long long)st.segments_evicted,
 		cfg.storage == DIAL9_STORAGE_MEMORY ? "memory" : "disk");
+	if (st.cpu_sample_hz)
+		fprintf(stderr, "dial9 record: %llu CPU samples at %u Hz (lost ones are among the records lost), %llu periods missed by a late timer\n",
+			(unsigned long long)st.sched_samples, st.cpu_sample_hz,
+			(unsigned long long)st.sched_samples_missed);
+	else if (cfg.cpu_sample_hz)
+		fprintf(stderr, "dial9 record: no CPU samples: %s cannot take them here (dial9 info shows why)\n",
+			st.sched_backend);
 	if (cfg.pipeline)
 		fprintf(stderr, "dial9 record: shipped %llu segments (%llu failed, %llu not shipped by the shutdown timeout, %llu evicted), %llu summaries (%llu lost)\n",
 			(unsigned long long)st.pipe_done,

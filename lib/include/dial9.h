@@ -194,6 +194,13 @@ struct dial9_config {
 	/* Distinct frames named per segment at most (the rest are counted
 	 * and noted); 0: 16384.  DIAL9_SYMBOLS_MAX_FRAMES. */
 	uint32_t symbols_max_frames;
+	/* On-CPU samples of the recorded threads, with their user stacks,
+	 * this many times a second per CPU (a CPU profile: sched.sample
+	 * events); default 99, 0: none, at most 1000.  From dial9.ko, or
+	 * perf_event_open (user time only) where the module is absent;
+	 * where neither can, the trace's sched_note says so.
+	 * DIAL9_CPU_SAMPLE_HZ. */
+	uint32_t cpu_sample_hz;
 };
 
 enum dial9_symbols {
@@ -330,6 +337,14 @@ struct dial9_stats {
 	uint64_t symbols_unnamed;  /* looked up, not named (noted in the trace) */
 	uint64_t symbols_capped;   /* frame occurrences past the cap (noted) */
 	uint64_t symbols_failed;   /* tables not made: shipped without one */
+	/* The CPU profile: on-CPU samples written (sched.sample events);
+	 * those the kernel dropped are in sched_lost. */
+	uint64_t sched_samples;
+	uint32_t cpu_sample_hz;    /* the rate taken; 0: none (sched_note) */
+	uint32_t reserved_samples; /* 0 */
+	/* Sampling periods dial9.ko's timer fired too late for (interrupts
+	 * off longer than a period): CPU time the samples do not show. */
+	uint64_t sched_samples_missed;
 };
 
 /*

@@ -51,6 +51,7 @@ void dial9_config_init(struct dial9_config *c)
 	c->sched = DIAL9_SCHED_AUTO;
 	c->sched_ring_bytes = default_sched_ring();
 	c->sched_reader_prio = 1;
+	c->cpu_sample_hz = 99;
 	c->upload_concurrency = 4;
 	c->s3_prefix = "dial9-traces";
 	c->shutdown_timeout_ms = 5000;
@@ -296,6 +297,8 @@ int dial9_config_from_env(struct dial9_config *c)
 		c->flush_nice = (int32_t)v;
 	if (env_u64("DIAL9_SCHED_READER_PRIO", 0, 99, &v))
 		c->sched_reader_prio = (uint32_t)v;
+	if (env_u64("DIAL9_CPU_SAMPLE_HZ", 0, DIAL9_SAMPLE_MAX_HZ, &v))
+		c->cpu_sample_hz = (uint32_t)v;
 	if (env_u64("DIAL9_SCHED_RING_KB", 4, 64 * 1024, &v)) {
 		if (v & (v - 1))
 			d9_log("DIAL9_SCHED_RING_KB=%llu is not a power of two; "
@@ -327,6 +330,7 @@ int d9_config_check(const struct dial9_config *in, struct dial9_config *c)
 	    c->buffer_bytes > (1u << 30) || c->flush_interval_ms < 1 ||
 	    c->flush_interval_ms > 60000 || c->flush_nice < 0 ||
 	    c->flush_nice > 19 || c->sched_reader_prio > 99 ||
+	    c->cpu_sample_hz > DIAL9_SAMPLE_MAX_HZ ||
 	    c->collector_batches < 1 ||
 	    c->collector_batches > (1u << 20) || c->io_backend > DIAL9_IO_PWRITE ||
 	    c->clock > DIAL9_CLOCK_GETTIME || c->sched > DIAL9_SCHED_SCHEDSTAT ||

@@ -225,7 +225,8 @@ void d9_flush_ksched_open(struct recorder *r)
 		skip |= D9_KSCHED_NO_MODULE;
 	else if (r->cfg.sched == DIAL9_SCHED_SCHEDSTAT)
 		skip |= D9_KSCHED_NO_MODULE | D9_KSCHED_NO_PERF;
-	r->sched_error = d9_ksched_open(&r->ks, &o, skip, why, sizeof(why));
+	r->sched_error = d9_ksched_open(&r->ks, &o, skip, r->cfg.cpu_sample_hz,
+				       why, sizeof(why));
 	if (r->sched_error) {
 		d9_log("no scheduler events: %s", why);
 		memcpy(r->sched_note, why, sizeof(r->sched_note) - 1);
@@ -233,8 +234,12 @@ void d9_flush_ksched_open(struct recorder *r)
 	}
 	snprintf(r->sched_backend, sizeof(r->sched_backend), "%s",
 		 dial9_ksched_backend(r->ks));
-	r->maps_due = (skip & D9_KSCHED_STACKS) &&
-		      !strcmp(r->sched_backend, "dial9.ko");
+	if (d9_ksched_samples(r->ks))
+		r->kt.sample_period_ns = 1000000000ull / r->cfg.cpu_sample_hz;
+	/* what the addresses of stacks and samples are read against */
+	r->maps_due = ((skip & D9_KSCHED_STACKS) &&
+		       !strcmp(r->sched_backend, "dial9.ko")) ||
+		      d9_ksched_samples(r->ks);
 	strncat(r->sched_note, dial9_ksched_fallback_reason(r->ks),
 		sizeof(r->sched_note) - 1);
 	if (r->sched_note[0])

@@ -240,6 +240,9 @@ static void sched_stats(struct recorder *r, struct dial9_stats *st)
 	st->sched_events = r->sched_events;
 	st->sched_lost = r->ks ? dial9_ksched_lost(r->ks) : r->kt.lost;
 	st->sched_unfollowed = r->kt.unfollowed;
+	st->sched_samples = r->kt.samples;
+	st->sched_samples_missed = r->kt.samples_missed;
+	st->cpu_sample_hz = r->kt.sample_period_ns ? r->cfg.cpu_sample_hz : 0;
 	st->sched_reader_prio = r->ks ? dial9_ksched_reader_prio(r->ks) : 0;
 	if (r->ks)
 		dial9_ksched_counts(r->ks, &st->sched_read, &st->sched_written);

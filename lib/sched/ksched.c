@@ -87,6 +87,17 @@ static int ksched_module_open(struct dial9_ksched *k,
 	 */
 	if (k->occupants && (v.features & DIAL9_FEAT_OCCUPANTS))
 		cfg.flags |= DIAL9_CFG_OCCUPANTS;
+	/* The same for samples. */
+	if (k->sample_hz && (v.features & DIAL9_FEAT_SAMPLES)) {
+		cfg.sample_hz = k->sample_hz;
+	} else if (k->sample_hz) {
+		k->sample_hz = 0;
+		str_append(k->reason, sizeof(k->reason), *k->reason ? "; " : "",
+			   false);
+		str_append(k->reason, sizeof(k->reason),
+			   "no CPU samples: this dial9.ko does not take them",
+			   false);
+	}
 	if (ioctl(k->fd, DIAL9_IOC_CONFIGURE, &cfg)) {
 		snprintf(k->reason, sizeof(k->reason), "%s: configure: %s%s",
 			 DIAL9_DEVICE, strerror(errno),
@@ -229,7 +240,8 @@ static int ksched_module_open_fitting(struct dial9_ksched *k,
 
 static int ksched_open_backend(struct dial9_ksched **out,
 			       const struct dial9_ksched_opts *o,
-			       unsigned int skip, char *why, size_t whylen)
+			       unsigned int skip, uint32_t sample_hz, char *why,
+			       size_t whylen)
 {
 	struct dial9_ksched *k = calloc(1, sizeof(*k));
 	char modwhy[512] = "";
@@ -243,6 +255,7 @@ static int ksched_open_backend(struct dial9_ksched **out,
 	k->page = sysconf(_SC_PAGESIZE);
 	k->stacks = skip & D9_KSCHED_STACKS;
 	k->occupants = !(skip & D9_KSCHED_NO_OCCUPANTS);
+	k->sample_hz = sample_hz;
 	if (!(skip & D9_KSCHED_NO_MODULE)) {
 		ret = ksched_module_open_fitting(k, o, modwhy, sizeof(modwhy));
 		if (!ret) {
@@ -253,7 +266,8 @@ static int ksched_open_backend(struct dial9_ksched **out,
 		snprintf(modwhy, sizeof(modwhy), "module not requested");
 	}
 	ret = skip & D9_KSCHED_NO_PERF ? -ENODEV :
-	      d9_perf_open(&k->perf, o, k->reason, sizeof(k->reason));
+	      d9_perf_open(&k->perf, o, sample_hz, k->reason,
+			   sizeof(k->reason));
 	if (skip & D9_KSCHED_NO_PERF)
 		str_append(k->reason, sizeof(k->reason), "not requested", true);
 	if (!ret) {
@@ -301,11 +315,11 @@ static int ksched_open_backend(struct dial9_ksched **out,
 
 int d9_ksched_open(struct dial9_ksched **out,
 		   const struct dial9_ksched_opts *o, unsigned int skip,
-		   char *why, size_t whylen)
+		   uint32_t sample_hz, char *why, size_t whylen)
 {
 	int ret;
 
-	ret = ksched_open_backend(out, o, skip, why, whylen);
+	ret = ksched_open_backend(out, o, skip, sample_hz, why, whylen);
 	if (ret || !o->reader_thread)
 		return ret;
 	ret = d9_ksched_reader_start(*out, o->reader_prio);
@@ -332,7 +346,14 @@ int dial9_ksched_open(struct dial9_ksched **out,
 			return -EINVAL;
 		}
 	}
-	return d9_ksched_open(out, o, 0, why, whylen);
+	return d9_ksched_open(out, o, 0, 0, why, whylen);
+}
+
+bool d9_ksched_samples(const struct dial9_ksched *k)
+{
+	if (!k)
+		return false;
+	return k->perf ? d9_perf_samples(k->perf) : k->fd >= 0 && k->sample_hz;
 }
 
 void dial9_ksched_close(struct dial9_ksched *k)

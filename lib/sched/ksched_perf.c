@@ -36,6 +36,13 @@
  * length.  What it cannot see: the other side of a switch, migrations,
  * threads that existed before and were created by threads outside the
  * targets.
+ *
+ * On-CPU samples: with a sample rate, one more inherited event per thread
+ * and CPU, a SW_CPU_CLOCK of period 1e9 / rate ns of the thread's CPU
+ * time, sampling its user callchain (the kernel's own frame-pointer walk,
+ * at most DIAL9_STACK_MAX_DEPTH frames) into the same buffer.  User time
+ * only: what perf_event_paranoid 2 allows, so a thread sampled in the
+ * kernel is not sampled at all, unlike dial9.ko's samples.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -240,6 +247,37 @@ static int open_waking(struct d9_perf *p, int tid, int cpu)
 }
 
 /*
+ * The on-CPU samples of @tid on @cpu, into the CPU's buffer.  Their
+ * PERF_RECORD_SAMPLEs are told from sched_waking's by the CPU mode the
+ * kernel puts in the header: user (exclude_kernel), where a tracepoint
+ * sample is always the kernel's.
+ */
+static int open_clock(struct d9_perf *p, int tid, int cpu)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.sample_period = 1000000000ull / p->sample_hz;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			PERF_SAMPLE_CALLCHAIN;
+	a.sample_max_stack = DIAL9_STACK_MAX_DEPTH;
+	a.exclude_callchain_kernel = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.inherit = 1;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	fd = open_fd(p, &a, tid, cpu);
+	if (fd < 0)
+		return fd;
+	return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, p->buf[cpu].fd) ? -errno : 0;
+}
+
+/*
  * One inherited context-switch event for @tid on @cpu.  The CPU's first
  * maps its buffer: -ENOBUFS when the locked-memory limit refuses that size.
  */
@@ -318,6 +356,11 @@ static int open_process(struct d9_perf *p, int pid, uint64_t now)
 				p->waking_id = -1;
 				p->waking_note = "wake-ups need CAP_PERFMON or perf_event_paranoid -1";
 			}
+			if (!ret && p->sample_hz && open_clock(p, tid, cpu)) {
+				/* Not permitted: no samples, for all. */
+				p->sample_hz = 0;
+				p->sample_note = "no CPU samples: perf_event_open refused SW_CPU_CLOCK";
+			}
 		}
 		if (ret == -ESRCH) {		/* exited meanwhile */
 			ret = 0;
@@ -374,7 +417,7 @@ static unsigned int ring_pages(const struct dial9_ksched_opts *o, long page)
 }
 
 int d9_perf_open(struct d9_perf **out, const struct dial9_ksched_opts *o,
-		    char *why, size_t whylen)
+		 uint32_t sample_hz, char *why, size_t whylen)
 {
 	uint64_t now = d9_clock_gettime_ns();
 	struct d9_perf *p;
@@ -393,9 +436,11 @@ int d9_perf_open(struct d9_perf **out, const struct dial9_ksched_opts *o,
 	p->ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
 	p->pages = want = ring_pages(o, p->page);
 	p->waking_id = -1;
+	p->sample_hz = sample_hz;
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);
 	p->buf = calloc((size_t)p->ncpu, sizeof(*p->buf));
-	if (!p->buf || p->epfd < 0) {
+	p->samples = sample_hz ? calloc(1, sizeof(*p->samples)) : NULL;
+	if (!p->buf || p->epfd < 0 || (sample_hz && !p->samples)) {
 		d9_perf_close(p);
 		return -ENOMEM;
 	}
@@ -423,6 +468,14 @@ int d9_perf_open(struct d9_perf **out, const struct dial9_ksched_opts *o,
 			 p->waking_note);
 	else
 		snprintf(p->note, sizeof(p->note), "wake-ups by other processes or by interrupts on idle CPUs are not seen: waits after them are unknown");
+	if (p->sample_note)
+		snprintf(p->note + strlen(p->note),
+			 sizeof(p->note) - strlen(p->note), "; %s",
+			 p->sample_note);
+	else if (p->sample_hz)
+		snprintf(p->note + strlen(p->note),
+			 sizeof(p->note) - strlen(p->note),
+			 "; CPU samples of user time only");
 	if (p->pages < want)
 		snprintf(p->note + strlen(p->note),
 			 sizeof(p->note) - strlen(p->note),
@@ -444,7 +497,15 @@ void d9_perf_close(struct d9_perf *p)
 	free(p->fds);
 	free(p->tasks);
 	free(p->pending);
+	if (p->samples)
+		free(p->samples->buf);
+	free(p->samples);
 	free(p);
+}
+
+bool d9_perf_samples(const struct d9_perf *p)
+{
+	return p->sample_hz;
 }
 
 const char *d9_perf_note(const struct d9_perf *p)

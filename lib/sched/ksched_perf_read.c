@@ -69,6 +69,51 @@ static int perf_waking(struct d9_perf *p, const unsigned char *r,
 	return d9_perf_push_rec(p, &wk, sizeof(wk));
 }
 
+/*
+ * An on-CPU sample (ksched_perf.c's open_clock()): pid/tid, time, cpu,
+ * then the callchain, whose context markers are left out, as a SAMPLE
+ * record in p->samples.
+ */
+static int perf_sample(struct d9_perf *p, const unsigned char *r,
+		       uint16_t size)
+{
+	_Alignas(8) unsigned char buf[sizeof(struct dial9_rec_stack) +
+				      8 * DIAL9_STACK_MAX_DEPTH];
+	struct dial9_rec_stack *st = (void *)buf;
+	const unsigned char *at = r + sizeof(struct perf_event_header);
+	struct perf_id id;
+	uint64_t nr, ip;
+
+	if (!p->samples || size < sizeof(struct perf_event_header) +
+				   sizeof(id) + 8)
+		return 0;
+	memcpy(&id, at, sizeof(id));
+	memcpy(&nr, at + sizeof(id), 8);
+	at += sizeof(id) + 8;
+	if (nr > (uint64_t)(r + size - at) / 8)
+		return 0;
+	memset(buf, 0, sizeof(buf));
+	for (uint64_t i = 0; i < nr; i++) {
+		memcpy(&ip, at + i * 8, 8);
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX)
+			continue;
+		if (st->nr == DIAL9_STACK_MAX_DEPTH) {
+			st->hdr.flags |= DIAL9_STACK_TRUNCATED;
+			break;
+		}
+		st->ips[st->nr++] = ip;
+	}
+	if (!st->nr)
+		return 0;
+	st->hdr.type = DIAL9_REC_SAMPLE;
+	st->hdr.size = (uint16_t)(sizeof(*st) + 8 * st->nr);
+	st->hdr.cpu = (uint16_t)id.cpu;
+	st->hdr.time_ns = id.time;
+	st->tid = id.tid;
+	st->tgid = id.pid;
+	return d9_kq_push(p->samples, buf, st->hdr.size);
+}
+
 /* What the kernel wrote, as dial9 records (resolve() completes them). */
 static int perf_record(struct d9_perf *p, const unsigned char *r,
 		       uint16_t size)
@@ -94,6 +139,10 @@ static int perf_record(struct d9_perf *p, const unsigned char *r,
 		p->lost += v[1];
 		return d9_perf_push_rec(p, &lo, sizeof(lo));
 	}
+	/* a tracepoint's sample is always the kernel's; ours the user's */
+	if (h.type == PERF_RECORD_SAMPLE &&
+	    (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER)
+		return perf_sample(p, r, size);
 	if (h.type == PERF_RECORD_SAMPLE)
 		return perf_waking(p, r, size);
 	if (size < sizeof(h) + sizeof(id))
@@ -472,13 +521,28 @@ int d9_perf_read(struct d9_perf *p,
 	for (int cpu = 0; !ret && cpu < p->ncpu; cpu++)
 		if (p->buf[cpu].mp)
 			ret = drain_buf(p, cpu);
-	/* One merged, time-ordered batch per read. */
+	/* One merged, time-ordered batch per read, samples in their place. */
 	d9_sort(p->pending, p->npend, sizeof(p->pending[0]), cmp_time);
-	for (size_t i = 0; !ret && i < p->npend; i++) {
-		ret = resolve(p, &p->pending[i]);
+	if (!ret && p->samples && d9_kq_sort(p->samples))
+		ret = -ENOMEM;
+	for (size_t i = 0; !ret && i <= p->npend; i++) {
+		const struct dial9_rec_header *s;
+
+		while (!ret && p->samples && (s = d9_kq_peek(p->samples)) &&
+		       (i == p->npend ||
+			s->time_ns <= p->pending[i].hdr.time_ns)) {
+			ret = push(ctx, s);
+			p->samples->off += s->size;
+		}
+		if (i == p->npend)
+			break;
+		if (!ret)
+			ret = resolve(p, &p->pending[i]);
 		if (!ret && p->pending[i].hdr.type != DIAL9_REC_PAD)
 			ret = push(ctx, &p->pending[i].hdr);
 	}
 	p->npend = 0;
+	if (p->samples)
+		p->samples->off = p->samples->len = 0;
 	return ret;
 }

@@ -102,6 +102,10 @@ static bool has_ignored_side(const struct dial9_ksched *k,
 	if ((rec->type == DIAL9_REC_WAKING || rec->type == DIAL9_REC_WAKEUP) &&
 	    rec->size >= sizeof(*wk))
 		return is_ignored(k, wk->tid) || is_ignored(k, wk->waker_tid);
+	if (rec->type == DIAL9_REC_SAMPLE &&
+	    rec->size >= sizeof(struct dial9_rec_stack))
+		return is_ignored(k, ((const struct dial9_rec_stack *)
+				      (const void *)rec)->tid);
 	return false;
 }
 
@@ -119,6 +123,10 @@ static int filter_push(const struct push_ctx *pc,
 	} u;
 
 	/* copied only to change it: most records have no ignored side */
+	if (rec->type == DIAL9_REC_SAMPLE) {	/* its one side: dropped */
+		*dropped = has_ignored_side(pc->k, rec);
+		return *dropped ? 0 : push_one(pc, rec);
+	}
 	if (rec->size > sizeof(u) || !has_ignored_side(pc->k, rec))
 		return push_one(pc, rec);
 	memcpy(&u, rec, rec->size);

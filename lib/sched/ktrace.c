@@ -34,6 +34,7 @@ enum {
 	KT_OCCUPANTS,
 	KT_OCCUPANT_COMM,
 	KT_RING,
+	KT_SAMPLE,
 	KT_NTYPES
 };
 
@@ -120,6 +121,16 @@ static const struct dial9_field f_stack[] = {
 	{ "truncated", DIAL9_BOOL }, { "frames", DIAL9_BYTES },
 	{ "waker", DIAL9_BOOL },
 };
+/*
+ * an on-CPU sample: frames as sched.stack's; period_ns of CPU time;
+ * missed: periods the CPU's timer skipped since its previous sample
+ */
+static const struct dial9_field f_sample[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
+	{ "truncated", DIAL9_BOOL }, { "frames", DIAL9_BYTES },
+	{ "in_kernel", DIAL9_BOOL }, { "period_ns", DIAL9_U64 },
+	{ "missed", DIAL9_U64 },
+};
 static const struct dial9_field f_mapping[] = {
 	{ "pid", DIAL9_U64 }, { "start", DIAL9_U64 }, { "end", DIAL9_U64 },
 	{ "offset", DIAL9_U64 }, { "path", DIAL9_STR },
@@ -147,6 +158,7 @@ static const struct {
 	[KT_OCCUPANTS] = { "sched.occupants", f_occupants, 1 },
 	[KT_OCCUPANT_COMM] = { "sched.occupant_comm", f_occupant_comm, 4 },
 	[KT_RING] = { "sched.ring", f_ring, 4 },
+	[KT_SAMPLE] = { "sched.sample", f_sample, 8 },
 };
 
 int d9_ktrace_begin(struct d9_ktrace *kt)
@@ -223,11 +235,13 @@ static int cpu_switch(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 	return emit(kt, KT_CPU_SWITCH, h->time_ns, v);
 }
 
+/* A STACK or SAMPLE record (the same layout) as sched.stack or .sample. */
 static int add_stack(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 {
 	const struct dial9_rec_stack *st = (const void *)h;
 	uint64_t frames[DIAL9_STACK_MAX_DEPTH];
-	struct dial9_value v[6];
+	bool sample = h->type == DIAL9_REC_SAMPLE;
+	struct dial9_value v[8];
 	uint32_t nr;
 
 	if (h->size < sizeof(*st))
@@ -247,8 +261,14 @@ static int add_stack(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 	v[4].str.ptr = frames;
 	v[4].str.len = nr * sizeof(frames[0]);
 	v[5].type = DIAL9_BOOL;
-	v[5].b = h->flags & DIAL9_STACK_WAKER;
-	return emit_values(kt, KT_STACK, h->time_ns, v);
+	v[5].b = h->flags & (sample ? DIAL9_SAMPLE_KERNEL : DIAL9_STACK_WAKER);
+	v[6] = dial9_u64(kt->sample_period_ns);
+	v[7] = dial9_u64(st->reserved);
+	if (sample) {
+		kt->samples++;
+		kt->samples_missed += st->reserved;
+	}
+	return emit_values(kt, sample ? KT_SAMPLE : KT_STACK, h->time_ns, v);
 }
 
 int d9_ktrace_mapping(struct d9_ktrace *kt, uint64_t ts,
@@ -399,6 +419,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 				   KT_OCCUPANT_COMM : KT_COMM, h->time_ns, cv);
 	}
 	case DIAL9_REC_STACK:
+	case DIAL9_REC_SAMPLE:
 		return add_stack(kt, h);
 	case DIAL9_REC_UNFOLLOWED:
 		if (h->size < sizeof(*uf))

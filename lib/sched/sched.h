@@ -49,6 +49,7 @@ struct dial9_ksched {
 	uint64_t nread;			/* records read out of the rings */
 	bool stacks;			/* D9_KSCHED_STACKS asked for */
 	bool occupants;			/* DIAL9_CFG_OCCUPANTS, unless skipped */
+	uint32_t sample_hz;		/* samples asked for; 0 once refused */
 	/*
 	 * Threads left out (dial9_ksched_ignore_thread): perf's records of
 	 * them are filtered as they are read, and so are dial9.ko's written
@@ -110,17 +111,25 @@ int d9_ksched_ring_counts(const struct dial9_ksched *k, unsigned int cpu,
 /* How many rings d9_ksched_ring_counts() may be asked about. */
 unsigned int d9_ksched_ncpu(const struct dial9_ksched *k);
 
-/* dial9_ksched_open() without the backends in @skip (D9_KSCHED_*). */
+/*
+ * dial9_ksched_open() without the backends in @skip (D9_KSCHED_*), and
+ * with on-CPU samples at @sample_hz (0: none) where the backend can.
+ */
 int d9_ksched_open(struct dial9_ksched **out,
 		   const struct dial9_ksched_opts *o, unsigned int skip,
-		   char *why, size_t whylen);
+		   uint32_t sample_hz, char *why, size_t whylen);
+/* Whether @k writes samples (SAMPLE records): false for NULL. */
+bool d9_ksched_samples(const struct dial9_ksched *k);
 void d9_ksched_reader_stop(struct dial9_ksched *k);
 
 /* ---- ksched_perf.c: the perf_event_open backend ---- */
 struct d9_perf;
 
+/* With on-CPU samples at @sample_hz, if perf allows them (note says). */
 int d9_perf_open(struct d9_perf **out, const struct dial9_ksched_opts *o,
-		    char *why, size_t whylen);
+		 uint32_t sample_hz, char *why, size_t whylen);
+/* Whether it writes samples. */
+bool d9_perf_samples(const struct d9_perf *p);
 void d9_perf_close(struct d9_perf *p);
 int d9_perf_fd(const struct d9_perf *p);
 /* What this backend cannot record here and why, or "". */
@@ -198,6 +207,7 @@ struct d9_perf {
 	int waking_id;			/* sched_waking tracepoint, or -1 */
 	int waking_pid_off, waking_cpu_off;
 	const char *waking_note;	/* why there are no wake-ups */
+	const char *sample_note;	/* why there are no samples */
 	char note[256];
 	long page;
 	unsigned int pages;		/* data pages per CPU buffer, 2^n */
@@ -220,6 +230,9 @@ struct d9_perf {
 	 */
 #define PERF_RECORDER_TIDS 16
 	uint32_t recorder_tids[PERF_RECORDER_TIDS];
+	/* On-CPU samples (SW_CPU_CLOCK): sample_hz, 0 if none or refused. */
+	uint32_t sample_hz;
+	struct d9_kq *samples;		/* one read's SAMPLE records */
 };
 
 struct ptask *d9_perf_task_find(struct d9_perf *p, uint32_t tid);
@@ -288,6 +301,9 @@ struct d9_ktrace {
 	uint64_t nevents;	/* events in this stream */
 	uint64_t lost;		/* records the kernel reported lost, total */
 	uint64_t unfollowed;	/* UNFOLLOWED records, total */
+	uint64_t samples;	/* SAMPLE records, total */
+	uint64_t samples_missed;	/* timer periods they say were skipped */
+	uint64_t sample_period_ns;	/* what one SAMPLE stands for */
 };
 
 /* Start a stream (one per flush, or per batch's worth: flush.c). */

@@ -30,6 +30,7 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 		{ "sched.unfollowed", SK_UNFOLLOWED },
 		{ "dial9.lost", SK_APP_LOST },
 		{ "sched.stack", SK_STACK }, { "sched.mapping", SK_MAPPING },
+		{ "sched.sample", SK_SAMPLE },
 		{ "sched.symbol", SK_SYMBOL },
 		{ "sched.symbol_note", SK_SYMBOL_NOTE },
 		{ "sched.cpu_switch", SK_CPU_SWITCH },
@@ -74,6 +75,8 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 	f->offset = dial9_schema_field_index(s, "offset");
 	f->path = dial9_schema_field_index(s, "path");
 	f->build_id = dial9_schema_field_index(s, "build_id");
+	f->period = dial9_schema_field_index(s, "period_ns");
+	f->missed = dial9_schema_field_index(s, "missed");
 	f->address = dial9_schema_field_index(s, "address");
 	f->within = dial9_schema_field_index(s, "within");
 	f->object = dial9_schema_field_index(s, "object");
@@ -253,6 +256,16 @@ int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 				r->values[f->frames].str.len / sizeof(uint64_t),
 				d9_sched_fbool(r, f->truncated),
 				d9_sched_fbool(r, f->waker_stack));
+	case SK_SAMPLE:
+		if (!st->stacks || f->frames < 0 ||
+		    r->values[f->frames].type != DIAL9_BYTES)
+			return 0;
+		return d9_sched_stacks_sample(st->stacks, src, r->ts_ns, tid,
+				pid, r->values[f->frames].str.ptr,
+				r->values[f->frames].str.len / sizeof(uint64_t),
+				d9_sched_fbool(r, f->truncated),
+				d9_sched_fu64(r, f->period),
+				d9_sched_fu64(r, f->missed));
 	case SK_MAPPING: {
 		bool id = f->build_id >= 0 &&
 			  r->values[f->build_id].type == DIAL9_BYTES;

@@ -14,6 +14,7 @@ enum sched_kind {
 	SK_LOST, SK_SSTAT, SK_UNFOLLOWED, SK_APP_LOST, SK_STACK, SK_MAPPING,
 	SK_SYMBOL, SK_SYMBOL_NOTE, SK_CPU_SWITCH, SK_OCCUPANTS, SK_OCCUPANT_COMM,
 	SK_WAKEUP, SK_RING,
+	SK_SAMPLE,
 };
 
 /* Field indexes of one schema (-1: absent). */
@@ -24,7 +25,7 @@ struct sched_fields {
 	    rcount, name, count, run, slices, parent, waker, events, pexec,
 	    other, wakerpid, irq, from, to, frames, truncated, start, end,
 	    offset, path, waker_stack;
-	int build_id, address, within, object, why;
+	int build_id, address, within, object, why, period, missed;
 	/* the other side's pid and prio (out: next, in: prev), own prio */
 	int other_pid, other_prio, prio;
 	/* sched.cpu_switch: both sides; sched.occupant_comm */

@@ -39,10 +39,47 @@ void d9_sched_stacks_free(struct sched_stacks *s)
 	}
 	free(s->notes);
 	free(s->wakers);
+	free(s->samples);
 	free(s->v);
 	free(s->ips);
 	free(s->open);
 	memset(s, 0, sizeof(*s));
+}
+
+/* @n little-endian addresses at @frames onto s->ips, for @st. */
+static int put_ips(struct sched_stacks *s, struct sched_stack *st,
+		   const void *frames, size_t n)
+{
+	const unsigned char *p = frames;
+
+	if (d9_grow((void **)&s->ips, &s->ips_cap, s->nips + n, sizeof(*s->ips)))
+		return -ENOMEM;
+	st->first = s->nips;
+	st->n = (uint32_t)n;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t ip;
+
+		memcpy(&ip, p + i * sizeof(ip), sizeof(ip));
+		s->ips[s->nips++] = le64toh(ip);
+	}
+	return 0;
+}
+
+int d9_sched_stacks_sample(struct sched_stacks *s, uint32_t src, uint64_t ts,
+			   uint32_t tid, uint32_t pid, const void *frames,
+			   size_t n, bool truncated, uint64_t period_ns,
+			   uint64_t missed)
+{
+	struct sched_stack st = { .src = src, .tid = tid, .pid = pid,
+				  .ts = ts, .end = ts + period_ns,
+				  .truncated = truncated };
+
+	if (d9_grow((void **)&s->samples, &s->samples_cap, s->nsamples + 1,
+		    sizeof(*s->samples)) || put_ips(s, &st, frames, n))
+		return -ENOMEM;
+	s->samples[s->nsamples++] = st;
+	s->samples_missed += missed;
+	return 0;
 }
 
 int d9_sched_stacks_add(struct sched_stacks *s, uint32_t src, uint64_t ts,
@@ -51,23 +88,17 @@ int d9_sched_stacks_add(struct sched_stacks *s, uint32_t src, uint64_t ts,
 {
 	struct sched_stack **v = waker ? &s->wakers : &s->v;
 	size_t *nv = waker ? &s->nwakers : &s->n;
-	const unsigned char *p = frames;
 	struct sched_stack *st;
 
 	if (d9_grow((void **)v, waker ? &s->wakers_cap : &s->cap, *nv + 1,
-		    sizeof(**v)) ||
-	    d9_grow((void **)&s->ips, &s->ips_cap, s->nips + n, sizeof(*s->ips)))
+		    sizeof(**v)))
 		return -ENOMEM;
-	st = &(*v)[(*nv)++];
+	st = &(*v)[*nv];
 	*st = (struct sched_stack){ .src = src, .tid = tid, .pid = pid,
-				    .ts = ts, .first = s->nips, .n = (uint32_t)n,
-				    .truncated = truncated };
-	for (size_t i = 0; i < n; i++) {
-		uint64_t ip;
-
-		memcpy(&ip, p + i * sizeof(ip), sizeof(ip));
-		s->ips[s->nips++] = le64toh(ip);
-	}
+				    .ts = ts, .truncated = truncated };
+	if (put_ips(s, st, frames, n))
+		return -ENOMEM;
+	(*nv)++;
 	if (waker) {
 		s->wakers_sorted = false;
 		return 0;

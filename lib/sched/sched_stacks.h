@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sched_stacks.h - the user stacks of a trace (sched.stack events) and
- * the mappings they are read against (sched.mapping), for `dial9 sched
- * --explain`: the stack a thread was switched out with before a wait,
- * and the stack of the thread that woke it, each frame as object+0xoffset
- * or as a symbolizer names it.
+ * sched_stacks.h - the user stacks of a trace (sched.stack events), its
+ * on-CPU samples (sched.sample) and the mappings they are read against
+ * (sched.mapping), for `dial9 sched --explain` and `dial9 flame`: the
+ * stack a thread was switched out with before a wait, the stack of the
+ * thread that woke it, and where threads ran, each frame as
+ * object+0xoffset or as a symbolizer names it.
  */
 #ifndef DIAL9_SCHED_STACKS_H
 #define DIAL9_SCHED_STACKS_H
@@ -66,6 +67,10 @@ struct sched_stacks {
 	struct sched_stack *wakers;
 	size_t nwakers, wakers_cap;
 	bool wakers_sorted;
+	/* on-CPU samples, in the trace's order: end - ts is their period */
+	struct sched_stack *samples;
+	size_t nsamples, samples_cap;
+	uint64_t samples_missed;	/* periods the timers skipped */
 	/*
 	 * Names for frames, if set (the command's symbolizer): the function
 	 * holding frame @f, *@within it, and *@obj, what to call its object
@@ -101,6 +106,14 @@ void d9_sched_stacks_free(struct sched_stacks *s);
 int d9_sched_stacks_add(struct sched_stacks *s, uint32_t src, uint64_t ts,
 			uint32_t tid, uint32_t pid, const void *frames,
 			size_t n, bool truncated, bool waker);
+/*
+ * An on-CPU sample standing for @period_ns of CPU time, after @missed
+ * periods its CPU's timer skipped; -ENOMEM.
+ */
+int d9_sched_stacks_sample(struct sched_stacks *s, uint32_t src, uint64_t ts,
+			   uint32_t tid, uint32_t pid, const void *frames,
+			   size_t n, bool truncated, uint64_t period_ns,
+			   uint64_t missed);
 /*
  * Thread (@src, @tid) was switched in at @ts: its open stack's end (the
  * off-CPU time it stands for).  Fed in time order, before any lookup.

@@ -63,9 +63,12 @@ TEST_F(session, config_reserved_must_be_zero)
 {
 	struct dial9_session_config c = { .size = sizeof(c) };
 
-	c.reserved[1] = 1;
+	c.reserved[0] = 1;
 	EXPECT_EQ(-EINVAL, d9_ioctl(self->d.fd, DIAL9_IOC_CONFIGURE, &c));
-	c.reserved[1] = 0;
+	c.reserved[0] = 0;
+	c.reserved0 = 1;
+	EXPECT_EQ(-EINVAL, d9_ioctl(self->d.fd, DIAL9_IOC_CONFIGURE, &c));
+	c.reserved0 = 0;
 	c.flags = 1u << 31;
 	EXPECT_EQ(-EINVAL, d9_ioctl(self->d.fd, DIAL9_IOC_CONFIGURE, &c));
 	c.flags = 0;

@@ -545,7 +545,7 @@ static void no_source_is_reported(void **state)
 	char why[512] = "";
 	(void)state;
 
-	assert_int_equal(d9_ksched_open(&k, &o, D9_KSCHED_NO_MODULE, why,
+	assert_int_equal(d9_ksched_open(&k, &o, D9_KSCHED_NO_MODULE, 0, why,
 				       sizeof(why)),
 			 -EOPNOTSUPP);
 	assert_null(k);
@@ -606,7 +606,7 @@ static int open_reader(void)
 	struct dial9_ksched *k = NULL;
 	int policy, ret = -1;
 
-	if (d9_ksched_open(&k, &o, D9_KSCHED_NO_MODULE, NULL, 0))
+	if (d9_ksched_open(&k, &o, D9_KSCHED_NO_MODULE, 0, NULL, 0))
 		return -1;
 	if (strcmp(dial9_ksched_backend(k), "perf"))
 		goto out;

@@ -750,10 +750,12 @@ int main(int argc, char **argv)
 		return vdso_dump(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "why"))
 		return why_case(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "samples"))
+		return samples_case(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "symtab"))
 		return symtab_case(argv[2], argv[3]);
 	fprintf(stderr, "usage: mktrace synth|sched|utf8|clock|record DIR\n"
 			"       mktrace symbols DIR SELF STRIPPED GARBAGE\n"
-			"       mktrace frames|why DIR, mktrace vdso FILE\n");
+			"       mktrace frames|why|samples DIR, mktrace vdso FILE\n");
 	return 2;
 }

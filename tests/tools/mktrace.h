@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mktrace.h - what mktrace.c's trace writers share with
- * mktrace_stacks.c: times, the sched.* schemas and their events.
+ * mktrace_stacks.c and mktrace_samples.c: times, the sched.* schemas and
+ * their events.
  */
 #ifndef DIAL9_MKTRACE_H
 #define DIAL9_MKTRACE_H
@@ -60,5 +61,8 @@ int frames_case(const char *dir);
 int vdso_dump(const char *file);
 int symtab_case(const char *in, const char *out);
 int why_case(const char *dir);
+
+/* mktrace_samples.c: sched.sample, for dial9 flame --on-cpu */
+int samples_case(const char *dir);
 
 #endif

@@ -145,11 +145,71 @@ grep -qx '      #0  mktrace_sym_alpha+0x3 (mktrace)' "$B/sched/explain-sym.txt" 
 	bad "sched --explain: symbols ($a, $b): $(grep '#' "$B/sched/explain-sym.txt")"
 "$D9" flame --no-symbols "$B/sched/symbols" 2>/dev/null | grep -q '^? 800;mktrace+0x' ||
 	bad "flame --no-symbols"
+# On-CPU samples, and the filters (mktrace.c's samples/): 900 in
+# hot() x3 and cold() x1, 901 in hot() x2; 900's span "request" holds
+# the samples at 20 and 30 and 3 of its 6 us off the CPU.
+"$B/mktrace" samples "$B/sched"
+S=$B/sched/samples
+flame_is() {	# WANT-LINES... -- ARGS: dial9 flame ARGS gives exactly those
+	printf '' > "$B/sched/flame-want.txt"
+	while [ "$1" != -- ]; do
+		printf '%b\n' "$1" >> "$B/sched/flame-want.txt"
+		shift
+	done
+	shift
+	"$D9" flame "$@" "$S" > "$B/sched/flame-got.txt" 2>/dev/null ||
+		bad "flame $*: exit status"
+	cmp -s "$B/sched/flame-want.txt" "$B/sched/flame-got.txt" ||
+		bad "flame $*: $(cat "$B/sched/flame-got.txt")"
+}
+w901='w<&>"'"'"'\0303 901'
+flame_is 'main 900;app+0x200;app+0x100 3' "$w901;0x400400;0x400100 2" \
+	'main 900;app+0x200;app+0x300 1' -- --on-cpu
+flame_is "$w901;0x400400;0x400100 2" -- --on-cpu --tid 901
+flame_is 'main 900;app+0x200;app+0x100 2' -- --on-cpu --span request
+flame_is 'main 900;app+0x200;app+0x300 1' "$w901;0x400400;0x400100 1" -- \
+	--on-cpu --from +0.000035 --to +0.000055
+flame_is 'main 900;app+0x200;app+0x300 1' "$w901;0x400400;0x400100 1" -- \
+	--on-cpu --from 1000.000035 --to 1000.000055
+flame_is 'main 900;app+0x200;app+0x500 6' --
+flame_is 'main 900;app+0x200;app+0x500 3' -- --span request
+flame_is 'main 900;app+0x200;app+0x500 4' -- --from +0.000034
+flame_is 'main 900;app+0x200;app+0x500 1' -- --span request --from +0.000034
+"$D9" flame --span nosuch "$S" > "$B/sched/flame-got.txt" 2> "$B/sched/flame.err" &&
+	[ ! -s "$B/sched/flame-got.txt" ] &&
+	grep -q "no span named 'nosuch' in these traces" "$B/sched/flame.err" ||
+	bad "flame --span nosuch: $(cat "$B/sched/flame.err")"
+for a in "--from x" "--to 1.2.3" "--from +" "--to 1.0000000001"; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$D9" flame $a "$S" > /dev/null 2>&1 || rc=$?
+	[ "$rc" = 2 ] || bad "flame $a: exit $rc, not 2"
+done
+"$D9" flame --on-cpu "$S" 2>&1 >/dev/null |
+	grep -q 'INCOMPLETE: the sampling timers fired too late for 1 periods' ||
+	bad "flame --on-cpu: the missed period is not said"
+rc=0
+"$D9" flame --on-cpu "$B/sched/stacks" > /dev/null 2> "$B/sched/flame.err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'no CPU samples in these traces' "$B/sched/flame.err" ||
+	bad "flame --on-cpu without samples: exit $rc, $(cat "$B/sched/flame.err")"
+# The SVG: well-formed (xmllint) though a name holds <&>"' and a cut
+# UTF-8 character; hot() (0x100 from main) has the most width of its own.
+"$D9" flame --on-cpu --svg -o "$B/sched/flame.svg" "$S" 2>/dev/null ||
+	bad "flame --svg: exit status"
+top=$(svg_top "$B/sched/flame.svg") || bad "flame --svg: not well-formed XML"
+[ "$top" = "app+0x100 (3 samples, 50.00%)" ] || bad "flame --svg: on top: '$top'"
+[ "$(svg_frames "$B/sched/flame.svg" | wc -l)" = 8 ] ||
+	bad "flame --svg: $(svg_frames "$B/sched/flame.svg" | wc -l) boxes, not 8"
+svg_frames "$B/sched/flame.svg" | grep -aq '^796.67 82 393.33 w&lt;&amp;&gt;"'"'"'\(�\|&#xFFFD;\) 901 (2 samples, 33.33%)$' ||
+	bad "flame --svg: the escaped name: $(svg_frames "$B/sched/flame.svg" | grep -a 901)"
+"$D9" flame --svg "$S" 2>/dev/null > "$B/sched/flame-off.svg"
+[ "$(svg_top "$B/sched/flame-off.svg")" = "app+0x500 (0.006 ms, 100.00%)" ] ||
+	bad "flame --svg off-CPU: $(svg_top "$B/sched/flame-off.svg")"
 rc=0
 "$D9" flame "$B/sched/culprits" > /dev/null 2> "$B/sched/flame-none.err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'no stacks in these traces' "$B/sched/flame-none.err" ||
 	bad "flame without stacks: exit $rc, $(cat "$B/sched/flame-none.err")"
-ok "sched and info text, export across a loss, culprits, stacks"
+ok "sched and info text, export across a loss, culprits, stacks, flame"
 
 step "corrupt input: message with file and offset, exit 1, no output"
 # a stream header, then an event of a type no schema declared

@@ -67,6 +67,7 @@
 #define DIAL9_FEAT_EXEC_UNFOLLOW (1ULL << 8)	/* DIAL9_UNFOLLOWED_EXEC */
 #define DIAL9_FEAT_STACKS	(1ULL << 9)	/* DIAL9_CFG_STACKS, STACK records */
 #define DIAL9_FEAT_OCCUPANTS	(1ULL << 10)	/* DIAL9_CFG_OCCUPANTS */
+#define DIAL9_FEAT_SAMPLES	(1ULL << 11)	/* sample_hz, SAMPLE records */
 
 /* Sizes of the data area of one CPU's ring. */
 #define DIAL9_RING_DEFAULT_SIZE	(256U * 1024)
@@ -158,7 +159,10 @@ struct dial9_session_config {
 	__u32 flags;		/* DIAL9_CFG_* */
 	__u32 ring_size;	/* data bytes per CPU, power of two; 0: default */
 	__u32 events;		/* DIAL9_EV_* mask; 0: DIAL9_EV_DEFAULT */
-	__u64 reserved[2];	/* zero */
+	/* DIAL9_FEAT_SAMPLES: SAMPLE records a second per CPU; 0: none */
+	__u32 sample_hz;	/* at most DIAL9_SAMPLE_MAX_HZ */
+	__u32 reserved0;	/* zero */
+	__u64 reserved[1];	/* zero */
 };
 #define DIAL9_SESSION_CONFIG_SIZE_VER0	32
 
@@ -205,7 +209,9 @@ struct dial9_ring_stats {
 	__u64 targets_dropped;	/* children not followed: target table full */
 	/* Processes followed now (session-wide, like targets_dropped). */
 	__u64 targets;
-	__u64 reserved[2];
+	/* DIAL9_FEAT_SAMPLES: periods its sampling timer fired too late for */
+	__u64 samples_missed;
+	__u64 reserved[1];
 };
 #define DIAL9_RING_STATS_SIZE_VER0	64
 
@@ -253,6 +259,7 @@ enum dial9_record_type {
 	DIAL9_REC_COMM		= 8,
 	DIAL9_REC_UNFOLLOWED	= 9,	/* a child the session cannot follow */
 	DIAL9_REC_STACK		= 10,	/* user stack of a task switched out */
+	DIAL9_REC_SAMPLE	= 11,	/* on-CPU sample of a recorded task */
 	DIAL9_REC_MAX
 };
 
@@ -448,8 +455,30 @@ struct dial9_rec_stack {
 	__u32 tid;
 	__u32 tgid;
 	__u32 nr;		/* addresses in ips[] */
-	__u32 reserved;		/* zero */
+	__u32 reserved;		/* STACK: zero; SAMPLE: missed (below) */
 	__u64 ips[];		/* user addresses, innermost first */
 };
+
+/*
+ * With sample_hz: a per-CPU timer fires sample_hz times a second on each
+ * online CPU while the session is enabled, and if the task it interrupts
+ * is a recorded one (never a foreign task), writes a SAMPLE record of it:
+ * the layout of struct dial9_rec_stack, with its user stack at that
+ * moment.  If the task was running user code, ips[0] is the interrupted
+ * instruction and the walk starts from the interrupted registers; if it
+ * was in the kernel (a system call, a page fault), DIAL9_SAMPLE_KERNEL is
+ * set and the stack is the one it entered the kernel with, as for STACK
+ * records.  The walk and its limits are those of STACK records; samples
+ * of tasks with no user stack (kernel threads, io_uring workers) are not
+ * written.  A sample that does not fit the ring is lost and counted like
+ * any record.  Each SAMPLE stands for one period of CPU time (1e9 /
+ * sample_hz ns); periods the timer fired too late for (interrupts off for
+ * longer than a period) are not made up, but counted: the rec_stack's
+ * reserved field of a SAMPLE is "missed", the periods the CPU's timer
+ * skipped since its previous SAMPLE record (of whichever task), and
+ * dial9_ring_stats.samples_missed their total.
+ */
+#define DIAL9_SAMPLE_MAX_HZ	1000
+#define DIAL9_SAMPLE_KERNEL	(1U << 2)	/* in the kernel when sampled */
 
 #endif /* _UAPI_LINUX_DIAL9_H */

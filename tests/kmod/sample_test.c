@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * On-CPU samples (sample_hz): a thread spinning in a known hot function
+ * has most of its samples in it, called from spin(); samples are only of
+ * the session's own tasks (as uid 65534, with a foreign process spinning
+ * on the same CPU), none without sample_hz, and the timers survive a CPU
+ * going offline and coming back.  Built with -fno-omit-frame-pointer
+ * (the Makefile); the hot function is in hot_chain.h.
+ */
+#include "dial9_test.h"
+#include "hot_chain.h"
+#include <grp.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include "kselftest_harness.h"
+
+#define HZ_TEST DIAL9_SAMPLE_MAX_HZ
+
+static int configure_hz(struct d9 *d, uint32_t hz)
+{
+	struct dial9_session_config c = { .size = sizeof(c), .sample_hz = hz };
+
+	return d9_ioctl(d->fd, DIAL9_IOC_CONFIGURE, &c);
+}
+
+/* The periods the sampling timers of @d skipped, from GET_STATS. */
+static uint64_t stats_missed(struct d9 *d)
+{
+	uint64_t sum = 0;
+
+	for (int cpu = 0; cpu < d->ncpu; cpu++) {
+		struct dial9_ring_stats st = { .size = sizeof(st), .cpu = cpu };
+
+		if (!d9_ioctl(d->fd, DIAL9_IOC_GET_STATS, &st))
+			sum += st.samples_missed;
+	}
+	return sum;
+}
+
+static uint64_t missed_total;	/* of the last record_spin() */
+
+/* Record this thread spinning in hot() for @ms of CPU time at @hz. */
+static int record_spin(uint32_t hz, unsigned int ms, struct hot *h,
+		       struct d9_recs *recs)
+{
+	struct d9 d;
+	int ret;
+
+	memset(h, 0, sizeof(*h));
+	ret = d9_open(&d);
+	if (!ret)
+		ret = configure_hz(&d, hz);
+	if (!ret)
+		ret = d9_map(&d);
+	if (!ret)
+		ret = d9_enable(&d);
+	if (!ret) {
+		spin(h, ms);
+		d9_disable(&d);
+		if (d9_drain(&d, recs) < 0)
+			ret = -EPROTO;
+		missed_total = stats_missed(&d);
+	}
+	d9_close(&d);
+	return ret;
+}
+
+/* A process the session does not follow, spinning on @cpu. */
+static pid_t spinner(int cpu)
+{
+	pid_t child = fork();
+
+	if (!child) {
+		d9_pin(cpu);
+		for (;;)
+			asm volatile("" ::: "memory");
+	}
+	return child;
+}
+
+struct counts {
+	int samples, ours, in_hot, kernel, foreign;
+	uint64_t missed;		/* timer periods skipped, in the records */
+};
+
+static void count(const struct d9_recs *recs, const struct hot *h,
+		  struct counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	d9_for_each(r, recs) {
+		const struct dial9_rec_stack *s = (const void *)r;
+
+		if (r->type != DIAL9_REC_SAMPLE)
+			continue;
+		c->samples++;
+		if (s->tgid != (uint32_t)getpid() ||
+		    s->tid != (uint32_t)d9_gettid()) {
+			c->foreign++;
+			continue;
+		}
+		c->ours++;
+		c->kernel += !!(r->flags & DIAL9_SAMPLE_KERNEL);
+		/* In hot(), whose caller is spin(). */
+		if (s->nr >= 2 && s->ips[1] == h->in_spin &&
+		    s->ips[0] >= (uintptr_t)hot && s->ips[0] < h->in_spin)
+			c->in_hot++;
+		c->missed += s->reserved;
+		if (r->size != sizeof(*s) + 8 * s->nr || !s->nr ||
+		    s->nr > DIAL9_STACK_MAX_DEPTH)
+			c->foreign += 1000;	/* malformed: fails below */
+	}
+}
+
+TEST(version_reports_samples)
+{
+	struct dial9_version v;
+	struct d9 d;
+
+	ASSERT_EQ(0, d9_open(&d));
+	ASSERT_EQ(0, d9_ioctl(d.fd, DIAL9_IOC_GET_VERSION, &v));
+	EXPECT_TRUE(v.features & DIAL9_FEAT_SAMPLES);
+	EXPECT_EQ(-EINVAL, configure_hz(&d, DIAL9_SAMPLE_MAX_HZ + 1));
+	EXPECT_EQ(0, configure_hz(&d, 99));
+	d9_close(&d);
+}
+
+TEST(hot_function_has_most_samples)
+{
+	struct d9_recs recs = { 0 };
+	struct counts c;
+	struct hot h;
+
+	ASSERT_EQ(0, d9_pin(0));
+	ASSERT_EQ(0, record_spin(HZ_TEST, 300, &h, &recs));
+	count(&recs, &h, &c);
+	TH_LOG("%d samples: %d ours, %d in hot(), %d in the kernel, %" PRIu64
+	       " periods missed", c.samples, c.ours, c.in_hot, c.kernel,
+	       c.missed);
+	/* 300 ms at 1000 Hz: allow for a loaded host and timer slack. */
+	EXPECT_GE(c.ours, 30);
+	EXPECT_GT(c.in_hot * 2, c.ours);
+	EXPECT_EQ(0, c.foreign);
+	/* what the records say was missed is within the CPUs' totals */
+	EXPECT_LE(c.missed, missed_total);
+	d9_recs_free(&recs);
+}
+
+TEST(no_samples_without_sample_hz)
+{
+	struct d9_recs recs = { 0 };
+	int comms = 0;
+	struct counts c;
+	struct hot h;
+
+	ASSERT_EQ(0, record_spin(0, 100, &h, &recs));
+	count(&recs, &h, &c);
+	d9_for_each(r, &recs)
+		comms += r->type == DIAL9_REC_COMM;
+	EXPECT_EQ(0, c.samples);
+	/* The session recorded: the names of our threads at ENABLE. */
+	EXPECT_GT(comms, 0);
+	d9_recs_free(&recs);
+}
+
+/*
+ * As uid 65534, sharing CPU 0 with a process the session does not
+ * follow: the timer interrupts both, and only ours are sampled.
+ */
+TEST(samples_only_of_recorded_tasks)
+{
+	struct d9_recs recs = { 0 };
+	int foreign_switches = 0, st;
+	struct counts c;
+	struct hot h;
+	pid_t child;
+
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		SKIP(return, "cannot drop privileges");
+	child = spinner(0);
+	ASSERT_GE(child, 0);
+	ASSERT_EQ(0, d9_pin(0));
+	ASSERT_EQ(0, record_spin(HZ_TEST, 200, &h, &recs));
+	kill(child, SIGKILL);
+	waitpid(child, &st, 0);
+	count(&recs, &h, &c);
+	d9_for_each(r, &recs) {
+		const struct dial9_rec_switch *sw = (const void *)r;
+
+		if (r->type == DIAL9_REC_SWITCH &&
+		    sw->next_tgid == DIAL9_TID_REDACTED)
+			foreign_switches++;
+	}
+	TH_LOG("%d samples, %d ours; %d switches to the foreign process",
+	       c.samples, c.ours, foreign_switches);
+	EXPECT_GT(c.ours, 0);
+	/* It did run on the CPU meanwhile, and was never sampled. */
+	EXPECT_GT(foreign_switches, 0);
+	EXPECT_EQ(0, c.foreign);
+	d9_recs_free(&recs);
+}
+
+static int cpu_online(int cpu, bool on)
+{
+	char path[64];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online",
+		 cpu);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, on ? "1" : "0", 1) != 1)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* CPU 1 goes offline while sampling, and comes back: sampled again. */
+TEST(samples_follow_cpu_hotplug)
+{
+	struct d9_recs recs = { 0 };
+	int before = 0, after = 0;
+	uint64_t back = 0;
+	struct hot h = { 0 };
+	struct d9 d;
+
+	ASSERT_EQ(0, d9_open(&d));
+	if (d.ncpu < 2 || access("/sys/devices/system/cpu/cpu1/online", W_OK))
+		SKIP(d9_close(&d); return, "no second CPU to unplug");
+	ASSERT_EQ(0, configure_hz(&d, HZ_TEST));
+	ASSERT_EQ(0, d9_map(&d));
+	ASSERT_EQ(0, d9_enable(&d));
+	ASSERT_EQ(0, d9_pin(1));
+	spin(&h, 100);
+	ASSERT_EQ(0, d9_pin(0));
+	ASSERT_EQ(0, cpu_online(1, false));
+	spin(&h, 50);
+	ASSERT_EQ(0, cpu_online(1, true));
+	back = d9_now();
+	ASSERT_EQ(0, d9_pin(1));
+	spin(&h, 100);
+	d9_disable(&d);
+	ASSERT_LE(0, d9_drain(&d, &recs));
+	d9_close(&d);
+	d9_for_each(r, &recs) {
+		if (r->type != DIAL9_REC_SAMPLE || r->cpu != 1)
+			continue;
+		if (r->time_ns < back)
+			before++;
+		else
+			after++;
+	}
+	TH_LOG("CPU 1: %d samples before it went offline, %d after", before,
+	       after);
+	EXPECT_GT(before, 0);
+	EXPECT_GT(after, 0);
+	d9_recs_free(&recs);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libdial9's CPU profile (DIAL9_CPU_SAMPLE_HZ) with the real module, and
+ * with the perf backend as the VM's root may use it: a thread spinning
+ * in a known hot function (tests/kmod/hot_chain.h; this file is built
+ * with -fno-omit-frame-pointer) has it on top of `dial9 flame --on-cpu`
+ * (the most samples, called from spin), named from this program's
+ * symbols, from the time dial9_start() returned (--from: before it, the
+ * recorder's own start in this thread, pre-faulting its buffers, is
+ * sampled too, and on a loaded VM can take as long); every sample is of
+ * the recorded thread (not of a process spinning beside it, nor of the
+ * recorder's own threads); none at 0 Hz.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "dial9.h"
+#include "../kmod/hot_chain.h"
+#include "kselftest_harness.h"
+
+/* The output of @cmd (NUL-terminated, to free) and its exit status. */
+static char *run(const char *cmd, int *status)
+{
+	size_t len = 0, cap = 1 << 20;
+	char *out = malloc(cap);
+	FILE *pp = popen(cmd, "r");
+
+	if (!out || !pp) {
+		free(out);
+		*status = -1;
+		return NULL;
+	}
+	while (len < cap - 1) {
+		size_t n = fread(out + len, 1, cap - 1 - len, pp);
+
+		if (!n)
+			break;
+		len += n;
+	}
+	out[len] = 0;
+	*status = pclose(pp);
+	return out;
+}
+
+/*
+ * Record this thread spinning in hot() for @ms of CPU time, at @hz, from
+ * @sched, with a process the recorder does not follow spinning on the
+ * same CPU (*@other: its pid, forked before the recording starts: perf's
+ * events are inherited by what the recorded process forks after); the
+ * stats at the end in @st.
+ */
+static uint64_t started_ns;	/* CLOCK_MONOTONIC when dial9_start() returned */
+
+static int record(const char *dir, uint32_t hz, enum dial9_sched sched,
+		  unsigned int ms, pid_t *other, struct dial9_stats *st)
+{
+	struct timespec ts;
+	struct dial9_config cfg;
+	struct hot h = { 0 };
+	cpu_set_t s;
+	int ret, status;
+
+	CPU_ZERO(&s);
+	CPU_SET(0, &s);
+	sched_setaffinity(0, sizeof(s), &s);
+	dial9_config_init(&cfg);
+	cfg.trace_dir = dir;
+	cfg.cpu_sample_hz = hz;
+	cfg.sched = sched;
+	*other = fork();
+	if (!*other) {
+		struct hot oh = { 0 };
+
+		spin(&oh, 10000);
+		_exit(0);
+	}
+	ret = dial9_start(&cfg);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	started_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (!ret)
+		spin(&h, ms);
+	kill(*other, SIGKILL);
+	waitpid(*other, &status, 0);
+	if (ret)
+		return ret;
+	ret = dial9_stop();
+	st->size = sizeof(*st);
+	if (!ret)
+		ret = dial9_get_stats(st);
+	return ret;
+}
+
+/* Every line's thread is "NAME @tid" and the first ends in ;spin;hot N. */
+static void check_flame(struct __test_metadata *_metadata, const char *dir,
+			pid_t other)
+{
+	char cmd[256], label[32], bad[32];
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	int status, lines = 0;
+	const char *first_end;
+	char *out, *line;
+
+	snprintf(cmd, sizeof(cmd), "dial9 flame --on-cpu --from %" PRIu64
+		 ".%09" PRIu64 " %s", started_ns / 1000000000u,
+		 started_ns % 1000000000u, dir);
+	out = run(cmd, &status);
+	ASSERT_NE(NULL, out);
+	ASSERT_EQ(0, status) TH_LOG("%s: %s", cmd, out);
+	snprintf(label, sizeof(label), " %d;", tid);
+	snprintf(bad, sizeof(bad), " %d;", other);
+	first_end = strchr(out, '\n');
+	ASSERT_NE(NULL, first_end);
+	TH_LOG("%.*s", (int)(first_end - out), out);
+	/* the most samples: in hot(), called from spin() */
+	EXPECT_NE(NULL, strstr(out, ";spin;hot "));
+	EXPECT_TRUE(strstr(out, ";spin;hot ") < first_end)
+		TH_LOG("hot() is not on top:\n%.2000s", out);
+	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		lines++;
+		EXPECT_NE(NULL, strstr(line, label)) TH_LOG("%s", line);
+		EXPECT_EQ(NULL, strstr(line, bad)) TH_LOG("%s", line);
+	}
+	EXPECT_GT(lines, 0);
+	free(out);
+
+	snprintf(cmd, sizeof(cmd), "dial9 flame --on-cpu --svg %s", dir);
+	out = run(cmd, &status);
+	ASSERT_NE(NULL, out);
+	EXPECT_EQ(0, status);
+	EXPECT_NE(NULL, strstr(out, "<title>hot ("));
+	EXPECT_NE(NULL, strstr(out, "</svg>"));
+	free(out);
+}
+
+TEST(module_samples_put_the_hot_function_on_top)
+{
+	struct dial9_stats st;
+	char dir[64];
+	pid_t other;
+
+	snprintf(dir, sizeof(dir), "/tmp/d9-profile-%d", getpid());
+	ASSERT_EQ(0, record(dir, 1000, DIAL9_SCHED_AUTO, 300, &other, &st));
+	TH_LOG("%s: %" PRIu64 " samples at %u Hz, %" PRIu64 " records lost",
+	       st.sched_backend, st.sched_samples, st.cpu_sample_hz,
+	       st.sched_lost);
+	ASSERT_STREQ("dial9.ko", st.sched_backend);
+	EXPECT_EQ(1000, st.cpu_sample_hz);
+	/* 300 ms of CPU at 1000 Hz, shared with the spinner: some dozens */
+	EXPECT_GE(st.sched_samples, 20);
+	check_flame(_metadata, dir, other);
+}
+
+TEST(perf_samples_put_the_hot_function_on_top)
+{
+	struct dial9_stats st;
+	char dir[64];
+	pid_t other;
+
+	snprintf(dir, sizeof(dir), "/tmp/d9-profile-perf-%d", getpid());
+	ASSERT_EQ(0, record(dir, 1000, DIAL9_SCHED_PERF, 300, &other, &st));
+	TH_LOG("%s: %" PRIu64 " samples at %u Hz", st.sched_backend,
+	       st.sched_samples, st.cpu_sample_hz);
+	ASSERT_STREQ("perf", st.sched_backend);
+	EXPECT_EQ(1000, st.cpu_sample_hz);
+	EXPECT_GE(st.sched_samples, 20);
+	check_flame(_metadata, dir, other);
+}
+
+TEST(no_samples_at_zero_hz)
+{
+	struct dial9_stats st;
+	char dir[64], cmd[160];
+	pid_t other;
+	int status;
+	char *out;
+
+	snprintf(dir, sizeof(dir), "/tmp/d9-profile0-%d", getpid());
+	ASSERT_EQ(0, record(dir, 0, DIAL9_SCHED_AUTO, 100, &other, &st));
+	ASSERT_STREQ("dial9.ko", st.sched_backend);
+	EXPECT_EQ(0, st.sched_samples);
+	EXPECT_EQ(0, st.cpu_sample_hz);
+	EXPECT_GT(st.sched_events, 0);
+	snprintf(cmd, sizeof(cmd), "dial9 flame --on-cpu %s 2>&1", dir);
+	out = run(cmd, &status);
+	ASSERT_NE(NULL, out);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	EXPECT_NE(NULL, strstr(out, "no CPU samples in these traces"));
+	free(out);
+}
+
+TEST_HARNESS_MAIN
