@@ -45,8 +45,37 @@ static void *blocker(void *arg)
 
 	pin0();
 	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
-	ch->tid = (pid_t)syscall(SYS_gettid);
+	__atomic_store_n(&ch->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	return (void *)a(ch);
+}
+
+/*
+ * Wait (10 s at most) until the blocker sleeps in its read(): a fixed
+ * sleep is not enough at SCHED_IDLE on a loaded vCPU, where the recorder's
+ * threads can keep it from reaching the read for longer.
+ */
+static void wait_blocked(const struct chain *ch)
+{
+	for (int i = 0; i < 10000; i++) {
+		pid_t tid = __atomic_load_n(&ch->tid, __ATOMIC_ACQUIRE);
+		char path[64], buf[64] = "";
+		FILE *f;
+
+		if (tid) {
+			snprintf(path, sizeof(path), "/proc/self/task/%d/syscall",
+				 tid);
+			f = fopen(path, "r");
+			if (f) {
+				if (!fgets(buf, sizeof(buf), f))
+					buf[0] = 0;
+				fclose(f);
+			}
+			/* its syscall's number first: 0, read(), and asleep */
+			if (!strncmp(buf, "0 ", 2))
+				return;
+		}
+		usleep(1000);
+	}
 }
 
 static void spin_ms(int ms)
@@ -112,7 +141,7 @@ TEST(explain_shows_the_blocked_chain)
 	ASSERT_EQ(0, dial9_start(&cfg));
 	pin0();
 	ASSERT_EQ(0, pthread_create(&t, NULL, blocker, &ch));
-	usleep(20000);
+	wait_blocked(&ch);
 	wk.fd = p[1];
 	ASSERT_EQ(1, a(&wk));	/* the waking, from the chain */
 	spin_ms(5);	/* the woken blocker waits behind this */
@@ -221,7 +250,7 @@ TEST(shipped_segments_carry_the_names)
 	ASSERT_EQ(0, dial9_start(&cfg));
 	pin0();
 	ASSERT_EQ(0, pthread_create(&t, NULL, blocker, &ch));
-	usleep(20000);
+	wait_blocked(&ch);
 	wk.fd = p[1];
 	ASSERT_EQ(1, a(&wk));
 	spin_ms(5);
