@@ -167,13 +167,19 @@ demo: deps vm-payload $(BUILD)/vm-bin/contention
 			dial9 sched --explain --min-delay 15000 /tmp/demo | \
 			sed -n '/^delays of/,/^(each/p' && \
 			dial9 report --html /tmp/demo -o /tmp/report.html && \
+			dial9 flame --on-cpu /tmp/demo | head -n 5 && \
+			dial9 flame --on-cpu --svg /tmp/demo -o /tmp/flame.svg && \
 			echo DIAL9-REPORT-BEGIN && base64 /tmp/report.html && \
-			echo DIAL9-REPORT-END" --out $(BUILD)/demo \
-		| sed -u '/DIAL9-REPORT-BEGIN/,/DIAL9-REPORT-END/d' \
+			echo DIAL9-REPORT-END && echo DIAL9-FLAME-BEGIN && \
+			base64 /tmp/flame.svg && echo DIAL9-FLAME-END" \
+			--out $(BUILD)/demo \
+		| sed -u '/DIAL9-REPORT-BEGIN/,/DIAL9-REPORT-END/d; /DIAL9-FLAME-BEGIN/,/DIAL9-FLAME-END/d' \
 		| grep -v -E '^\s*\[|^DIAL9-VM: (dmesg|done)'
 	@sed -n '/DIAL9-REPORT-BEGIN/,/DIAL9-REPORT-END/p' $(BUILD)/demo/console.log \
 		| tr -d '\r' | grep -v DIAL9-REPORT | base64 -d >$(BUILD)/demo/report.html
-	@echo "demo: the HTML report is $(BUILD)/demo/report.html"
+	@sed -n '/DIAL9-FLAME-BEGIN/,/DIAL9-FLAME-END/p' $(BUILD)/demo/console.log \
+		| tr -d '\r' | grep -v DIAL9-FLAME | base64 -d >$(BUILD)/demo/flame.svg
+	@echo "demo: the HTML report is $(BUILD)/demo/report.html, the CPU profile's flame graph $(BUILD)/demo/flame.svg"
 
 test-dkms: deps
 	@$(RUN_TESTS) test-dkms$(VMSUF) -t 900 \
@@ -194,9 +200,11 @@ $(BUILD)/tests/sched/%: tests/sched/%.c $(LIB_A) lib/include/dial9.h tests/lib/p
 	$(CC) $(USER_CFLAGS) $(KTEST_CFLAGS) -Ilib/include -Ilib -Itests/lib \
 		-pthread -o $@ $< $(LIB_A) $(LIB_LDLIBS)
 
+# With frame pointers, so that its CPU profile has whole stacks.
 $(BUILD)/vm-bin/contention: examples/contention.c $(LIB_A) lib/include/dial9.h
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -Ilib/include -pthread -o $@ $< $(LIB_A) $(LIB_LDLIBS)
+	$(CC) $(USER_CFLAGS) -fno-omit-frame-pointer -Ilib/include -pthread \
+		-o $@ $< $(LIB_A) $(LIB_LDLIBS)
 
 # make (all) builds the example that links libdial9 as well.
 all: $(BUILD)/vm-bin/contention
