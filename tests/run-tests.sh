@@ -14,12 +14,13 @@
 #              is a failure (libFuzzer's crash)
 #   -f CMD     run CMD (sh -c) after a test that failed, e.g. to show the
 #              state it left
-# A test's output goes to this output as it comes, between "--- NAME"
-# and one line "ok NAME (S s)", "FAIL NAME (S s[, timed out | exit N])"
-# or "SKIP NAME (S s)".  Last, one line
+# A test's output (stdout and stderr, merged) goes to this output as it
+# comes, between "--- NAME" and one line "ok NAME (S s)", "FAIL NAME
+# (S s[, timed out | exit N])" or "SKIP NAME (S s)".  Last, one line
 #   SUITE: N passed, N failed, N skipped
-# after a recap of every test's verdict and time and the suite's total
-# time, and the exit status: 0 if none failed, else 1 (2: a usage error).
+# after a recap of every test's verdict and time (under a failed test,
+# the last 12 lines of its output that look like a failure, "    | ")
+# and the suite's total time, and the exit status: 0 if none failed, else 1 (2: a usage error).
 # A test that timed out failed: GNU timeout exits 124, busybox's with the
 # signal's status (143), so a status of 124, 137 or 143 after the whole
 # timeout has passed is a timeout.
@@ -43,6 +44,11 @@ esac
 secs=300 skips="4 77" onfail=
 passed=0 failed=0 skipped=0 failures= recap=
 start=$(now)
+tmp=$(mktemp) || exit 2
+trap 'rm -f "$tmp" "$tmp.out" "$tmp.fifo"' EXIT
+# What a failure says: kselftest's and cmocka's verdicts and assertions,
+# a failed test's verdict of a nested suite, a sanitizer's report.
+FAILPAT='^not ok|^# +FAIL|Expected|\[ +(FAILED|ERROR) +\]|^ *FAIL |ERROR: |runtime error|fail_msg|still running'
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -72,13 +78,29 @@ while [ $# -gt 0 ]; do
 	esac
 	echo "--- $name"
 	t0=$(now)
+	# The output is kept too: a failed test's failure lines are shown
+	# again in the recap, which a log cut to its end still has.  Through
+	# a FIFO and not a pipeline, so that a process the test left behind
+	# holding its output cannot hold up the run: tee gets 2 s to drain.
+	rm -f "$tmp.fifo"
+	mkfifo "$tmp.fifo" || exit 2
+	tee "$tmp.out" <"$tmp.fifo" &
+	teepid=$!
 	if [ "$secs" = 0 ]; then
-		sh -c "$cmd"
+		sh -c "$cmd" >"$tmp.fifo" 2>&1
 	else
-		timeout -k 10 "$secs" sh -c "$cmd"
+		timeout -k 10 "$secs" sh -c "$cmd" >"$tmp.fifo" 2>&1
 	fi
 	rc=$?
-	el=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
+	t1=$(now)
+	i=0
+	while kill -0 "$teepid" 2>/dev/null && [ $i -lt 20 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill "$teepid" 2>/dev/null
+	wait "$teepid" 2>/dev/null
+	el=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 	verdict=FAIL why=", exit $rc"
 	if [ $rc -eq 0 ]; then
 		verdict=ok why=
@@ -104,6 +126,9 @@ while [ $# -gt 0 ]; do
 	FAIL)
 		failed=$((failed + 1))
 		failures="$failures $name"
+		why=$(grep -E "$FAILPAT" "$tmp.out" | tail -n 12 | sed 's/^/    | /')
+		[ -z "$why" ] || recap="$recap
+$why"
 		[ -z "$onfail" ] || sh -c "$onfail"
 		;;
 	esac
