@@ -224,26 +224,40 @@ static int open_fd(struct d9_perf *p, struct perf_event_attr *a, int tid,
 	return fd;
 }
 
+/*
+ * What every event of a session shares: inherited by new threads and
+ * children, stamped with CLOCK_MONOTONIC, its tid, time and CPU sampled.
+ */
+static void attr_init(struct perf_event_attr *a, uint32_t type,
+		      uint64_t config)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = type;
+	a->config = config;
+	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+	a->inherit = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+}
+
+/* The output of @fd goes to @cpu's buffer: 0 or -errno. */
+static int set_output(struct d9_perf *p, int fd, int cpu)
+{
+	return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, p->buf[cpu].fd) ? -errno : 0;
+}
+
 /* The wake-ups @tid performs on @cpu, into the CPU's buffer. */
 static int open_waking(struct d9_perf *p, int tid, int cpu)
 {
 	struct perf_event_attr a;
 	int fd;
 
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_TRACEPOINT;
-	a.config = (uint64_t)p->waking_id;
+	attr_init(&a, PERF_TYPE_TRACEPOINT, (uint64_t)p->waking_id);
 	a.sample_period = 1;
-	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-			PERF_SAMPLE_RAW;
-	a.inherit = 1;
-	a.use_clockid = 1;
-	a.clockid = CLOCK_MONOTONIC;
+	a.sample_type |= PERF_SAMPLE_RAW;
 	fd = open_fd(p, &a, tid, cpu);
-	if (fd < 0)
-		return fd;
-	return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, p->buf[cpu].fd) ? -errno : 0;
+	return fd < 0 ? fd : set_output(p, fd, cpu);
 }
 
 /*
@@ -257,24 +271,15 @@ static int open_clock(struct d9_perf *p, int tid, int cpu)
 	struct perf_event_attr a;
 	int fd;
 
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
 	a.sample_period = 1000000000ull / p->sample_hz;
-	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-			PERF_SAMPLE_CALLCHAIN;
+	a.sample_type |= PERF_SAMPLE_CALLCHAIN;
 	a.sample_max_stack = DIAL9_STACK_MAX_DEPTH;
 	a.exclude_callchain_kernel = 1;
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
-	a.inherit = 1;
-	a.use_clockid = 1;
-	a.clockid = CLOCK_MONOTONIC;
 	fd = open_fd(p, &a, tid, cpu);
-	if (fd < 0)
-		return fd;
-	return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, p->buf[cpu].fd) ? -errno : 0;
+	return fd < 0 ? fd : set_output(p, fd, cpu);
 }
 
 /*
@@ -287,20 +292,13 @@ static int open_event(struct d9_perf *p, int tid, int cpu)
 	struct perf_event_attr a;
 	int fd;
 
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_DUMMY;
-	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
 	a.sample_id_all = 1;
 	a.context_switch = 1;
 	a.comm = 1;
 	a.task = 1;
-	a.inherit = 1;
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
-	a.use_clockid = 1;
-	a.clockid = CLOCK_MONOTONIC;
 	a.watermark = 1;
 	a.wakeup_watermark = (uint32_t)(len - (size_t)p->page) / 4;
 	fd = open_fd(p, &a, tid, cpu);
@@ -318,9 +316,7 @@ static int open_event(struct d9_perf *p, int tid, int cpu)
 		epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev);
 		return 0;
 	}
-	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, p->buf[cpu].fd))
-		return -errno;
-	return 0;
+	return set_output(p, fd, cpu);
 }
 
 /*

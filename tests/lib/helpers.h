@@ -3,8 +3,9 @@
  * helpers.h - what the library's tests (tests/lib/test_*.c) share: temp
  * directories, the dial9 command and shell commands, waiting for the
  * recorder's statistics, reading back what a recorder wrote; this
- * process's threads in proc.h.  One copy each.  Included after
- * <cmocka.h>, whose assertions some of them make.
+ * process's threads in proc.h, a segment file's records in segfile.h.
+ * One copy each.  Included after <cmocka.h>, whose assertions some of
+ * them make.
  */
 #ifndef DIAL9_TEST_HELPERS_H
 #define DIAL9_TEST_HELPERS_H
@@ -24,6 +25,7 @@
 
 #include "dial9.h"
 #include "proc.h"
+#include "segfile.h"
 
 #ifndef cmocka_unit_test
 #error "include <cmocka.h> before helpers.h"
@@ -176,38 +178,6 @@ struct test_counts {
 	uint64_t streams;
 	int err;           /* decoder result at the end */
 };
-
-typedef void (*test_visit_fn)(const struct dial9_record *r, void *arg);
-
-/* Decode one file, calling fn for every record of every kind; the
- * decoder's result at the end (0 or an error), -errno if the file
- * cannot be opened. */
-static inline int test_each_record(const char *path, test_visit_fn fn,
-				   void *arg)
-{
-	int fd = open(path, O_RDONLY);
-	struct stat st;
-	void *map = NULL;
-	struct dial9_decoder *d;
-	struct dial9_record r;
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	fstat(fd, &st);
-	if (st.st_size)
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
-			   0);
-	close(fd);
-	if (dial9_decoder_new(&d, map, (size_t)st.st_size))
-		abort();
-	while ((ret = dial9_decoder_next(d, &r)) == 1)
-		fn(&r, arg);
-	dial9_decoder_free(d);
-	if (map)
-		munmap(map, (size_t)st.st_size);
-	return ret;
-}
 
 struct test_count_visit {
 	struct test_counts *c;

@@ -23,11 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <dial9.h>
 #include "proc.h"
+#include "segfile.h"
 #include "sched/sched_account.h"
 #include "kselftest_harness.h"
 
@@ -60,53 +60,42 @@ static void *side_b(void *arg)
 	return NULL;
 }
 
+struct account_visit {
+	struct d9_acct *a;
+	struct sched_fields cache[16];
+	unsigned int ncache;
+	int ret;
+};
+
+static void account_record(const struct dial9_record *r, void *arg)
+{
+	struct account_visit *v = arg;
+	struct sched_fields *f = NULL;
+
+	if (r->kind == DIAL9_RECORD_STREAM) {
+		v->ncache = 0;
+		d9_acct_stream(v->a);
+	}
+	if (v->ret || r->kind != DIAL9_RECORD_EVENT ||
+	    strncmp(r->schema->name, "sched.", 6))
+		return;
+	for (unsigned int i = 0; i < v->ncache; i++)
+		if (v->cache[i].schema == r->schema)
+			f = &v->cache[i];
+	if (!f) {
+		f = &v->cache[v->ncache < 16 ? v->ncache++ : 15];
+		d9_sched_fields_lookup(f, r->schema);
+	}
+	v->ret = d9_acct_feed(v->a, f, r, 0);
+}
+
 /* Count the sched.* events of one segment file per CPU into @a. */
 static int account_file(struct d9_acct *a, const char *path)
 {
-	struct sched_fields cache[16];
-	unsigned int ncache = 0;
-	struct dial9_decoder *dec;
-	struct dial9_record r;
-	struct stat sb;
-	void *map;
-	int fd = open(path, O_RDONLY), ret;
+	struct account_visit v = { .a = a };
+	int ret = test_each_record(path, account_record, &v);
 
-	if (fd < 0 || fstat(fd, &sb))
-		return -errno;
-	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return -errno;
-	ret = dial9_decoder_new(&dec, map, (size_t)sb.st_size);
-	if (ret) {
-		munmap(map, (size_t)sb.st_size);
-		return ret;
-	}
-	while ((ret = dial9_decoder_next(dec, &r)) > 0) {
-		struct sched_fields *f = NULL;
-
-		ret = 0;
-		if (r.kind == DIAL9_RECORD_STREAM) {
-			ncache = 0;
-			d9_acct_stream(a);
-		}
-		if (r.kind != DIAL9_RECORD_EVENT ||
-		    strncmp(r.schema->name, "sched.", 6))
-			continue;
-		for (unsigned int i = 0; i < ncache; i++)
-			if (cache[i].schema == r.schema)
-				f = &cache[i];
-		if (!f) {
-			f = &cache[ncache < 16 ? ncache++ : 15];
-			d9_sched_fields_lookup(f, r.schema);
-		}
-		ret = d9_acct_feed(a, f, &r, 0);
-		if (ret)
-			break;
-	}
-	dial9_decoder_free(dec);
-	munmap(map, (size_t)sb.st_size);
-	return ret < 0 ? ret : 0;
+	return ret < 0 ? ret : v.ret < 0 ? v.ret : 0;
 }
 
 /* Every segment below @dir (one recording: one source). */

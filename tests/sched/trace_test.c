@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 #include <dial9.h>
 #include "proc.h"
+#include "segfile.h"
 #include "kselftest_harness.h"
 
 #define CYCLES 30
@@ -163,78 +163,71 @@ static bool field_bool(const struct dial9_record *rec, const char *name)
 	return v && v->type == DIAL9_BOOL && v->b;
 }
 
+struct collect_visit {
+	pid_t worker;
+	struct collected *c;
+};
+
+static void collect_record(const struct dial9_record *rec, void *arg)
+{
+	const struct collect_visit *v = arg;
+	struct collected *c = v->c;
+	pid_t worker = v->worker;
+	struct kev k = { .ts = rec->ts_ns };
+	const char *name;
+
+	if (rec->kind == DIAL9_RECORD_METADATA) {
+		for (unsigned int i = 0; i < rec->nkv; i++)
+			if (rec->kv[i].key_len == 13 &&
+			    !memcmp(rec->kv[i].key, "sched_backend", 13))
+				snprintf(c->backend, sizeof(c->backend),
+					 "%.*s", (int)rec->kv[i].value_len,
+					 rec->kv[i].value);
+		return;
+	}
+	if (rec->kind != DIAL9_RECORD_EVENT)
+		return;
+	name = rec->schema->name;
+	if (!strcmp(name, "test.work") && rec->tid == (uint32_t)worker)
+		c->spans++;
+	/* their names (sched.comm) stay, as do wake-ups by others */
+	if (!strncmp(name, "sched.switch_", 13) &&
+	    is_recorder(c, field_u64(rec, "tid")))
+		c->rec_events++;
+	if (!strcmp(name, "sched.waking") &&
+	    is_recorder(c, field_u64(rec, "tid")) &&
+	    is_recorder(c, field_u64(rec, "waker_tid")))
+		c->rec_events++;
+	if (strncmp(name, "sched.", 6) ||
+	    field_u64(rec, "tid") != (uint64_t)worker)
+		return;
+	k.totals = field_bool(rec, "totals_known");
+	k.runq_total = field_u64(rec, "runq_total_ns");
+	k.runq_count = field_u64(rec, "runq_count");
+	if (!strcmp(name, "sched.switch_out")) {
+		k.kind = 1;
+		k.preempted = field_bool(rec, "preempted");
+	} else if (!strcmp(name, "sched.switch_in")) {
+		k.kind = 2;
+		k.delay = field_u64(rec, "runq_delay_ns");
+	} else if (!strcmp(name, "sched.waking") ||
+		   !strcmp(name, "sched.wakeup")) {
+		k.kind = 3;
+	} else {
+		return;
+	}
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 256;
+		c->ev = realloc(c->ev, c->cap * sizeof(*c->ev));
+	}
+	c->ev[c->n++] = k;
+}
+
 static int collect_file(const char *path, pid_t worker, struct collected *c)
 {
-	struct dial9_decoder *dec;
-	struct dial9_record rec;
-	struct stat sb;
-	void *map;
-	int fd, ret;
+	struct collect_visit v = { .worker = worker, .c = c };
+	int ret = test_each_record(path, collect_record, &v);
 
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || fstat(fd, &sb))
-		return -errno;
-	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return -errno;
-	ret = dial9_decoder_new(&dec, map, (size_t)sb.st_size);
-	if (ret) {
-		munmap(map, (size_t)sb.st_size);
-		return ret;
-	}
-	while ((ret = dial9_decoder_next(dec, &rec)) > 0) {
-		const char *name;
-		struct kev k = { .ts = rec.ts_ns };
-
-		if (rec.kind == DIAL9_RECORD_METADATA) {
-			for (unsigned int i = 0; i < rec.nkv; i++)
-				if (rec.kv[i].key_len == 13 &&
-				    !memcmp(rec.kv[i].key, "sched_backend", 13))
-					snprintf(c->backend, sizeof(c->backend),
-						 "%.*s", (int)rec.kv[i].value_len,
-						 rec.kv[i].value);
-			continue;
-		}
-		if (rec.kind != DIAL9_RECORD_EVENT)
-			continue;
-		name = rec.schema->name;
-		if (!strcmp(name, "test.work") && rec.tid == (uint32_t)worker)
-			c->spans++;
-		/* their names (sched.comm) stay, as do wake-ups by others */
-		if (!strncmp(name, "sched.switch_", 13) &&
-		    is_recorder(c, field_u64(&rec, "tid")))
-			c->rec_events++;
-		if (!strcmp(name, "sched.waking") &&
-		    is_recorder(c, field_u64(&rec, "tid")) &&
-		    is_recorder(c, field_u64(&rec, "waker_tid")))
-			c->rec_events++;
-		if (strncmp(name, "sched.", 6) ||
-		    field_u64(&rec, "tid") != (uint64_t)worker)
-			continue;
-		k.totals = field_bool(&rec, "totals_known");
-		k.runq_total = field_u64(&rec, "runq_total_ns");
-		k.runq_count = field_u64(&rec, "runq_count");
-		if (!strcmp(name, "sched.switch_out")) {
-			k.kind = 1;
-			k.preempted = field_bool(&rec, "preempted");
-		} else if (!strcmp(name, "sched.switch_in")) {
-			k.kind = 2;
-			k.delay = field_u64(&rec, "runq_delay_ns");
-		} else if (!strcmp(name, "sched.waking") ||
-			   !strcmp(name, "sched.wakeup")) {
-			k.kind = 3;
-		} else {
-			continue;
-		}
-		if (c->n == c->cap) {
-			c->cap = c->cap ? c->cap * 2 : 256;
-			c->ev = realloc(c->ev, c->cap * sizeof(*c->ev));
-		}
-		c->ev[c->n++] = k;
-	}
-	dial9_decoder_free(dec);
-	munmap(map, (size_t)sb.st_size);
 	return ret < 0 ? ret : 0;
 }
 
