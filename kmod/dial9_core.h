@@ -132,10 +132,6 @@ int dial9_session_enable(struct dial9_session *s);
 void dial9_session_disable(struct dial9_session *s);
 void dial9_targets_sync(struct dial9_session *s, pid_t tgid);
 
-/* probes.c, for sample.c: dial9_match() and dial9_commit() */
-bool dial9_records(const struct dial9_session *s, const struct task_struct *p);
-void dial9_publish(struct dial9_session *s, struct dial9_ring *r);
-
 /* stack.c */
 struct dial9_stack *dial9_stack_get(struct dial9_stack **st);
 struct dial9_stack *dial9_stack_sample(bool *in_kernel);
@@ -152,6 +148,8 @@ void dial9_sample_free(struct dial9_session *s);
 int dial9_sample_start(struct dial9_session *s);
 void dial9_sample_stop(struct dial9_session *s);
 u64 dial9_sample_missed(struct dial9_session *s, unsigned int cpu);
+void dial9_sample_resume(struct dial9_session *s);
+void dial9_sample_kick(struct dial9_session *s);
 
 /* quota.c */
 int dial9_quota_charge(struct dial9_session *s, u64 bytes);
@@ -175,5 +173,33 @@ bool dial9_may_follow(const struct dial9_session *s, struct task_struct *p);
 bool dial9_ignored(const struct dial9_session *s, const struct task_struct *p);
 int dial9_ignore_set(struct dial9_session *s, const struct task_struct *p,
 		     bool remove);
+
+/*
+ * Whether @p is recorded by @s.  An unprivileged session also checks that
+ * @p still runs with its opener's credentials: the exec probe stops
+ * following at a privileged exec only while the session is enabled, and
+ * this holds whatever happened before (dial9_creds_ok()).
+ */
+static __always_inline bool dial9_match(const struct dial9_session *s,
+					const struct task_struct *p)
+{
+	if (!s->system_wide && dial9_target_flags(s, p) < 0)
+		return false;
+	if (!s->privileged && !dial9_creds_ok(s, p))
+		return false;
+	/* Inline, so a session with nothing left out makes no call. */
+	return !READ_ONCE(s->nignored) || !dial9_ignored(s, p);
+}
+
+/*
+ * Publish a record reserved in @r of @s; wake the reader (later, from
+ * irq_work) if due.  For the probes and the sampler.
+ */
+static __always_inline void dial9_commit(struct dial9_session *s,
+					 struct dial9_ring *r)
+{
+	if (dial9_ring_commit(r))
+		irq_work_queue(&s->wakeup);
+}
 
 #endif /* DIAL9_CORE_H */

@@ -216,8 +216,10 @@ static int dial9_ioc_add_target(struct dial9_session *s,
 		      -EPERM : dial9_target_add(s, task, t->flags);
 	}
 	rcu_read_unlock();
-	if (!ret && s->enabled)
+	if (!ret && s->enabled) {
 		dial9_targets_sync(s, tgid);
+		dial9_sample_kick(s);	/* it may be running now */
+	}
 	return ret;
 }
 

@@ -42,23 +42,6 @@ static void dial9_detach_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(dial9_detach_work, dial9_detach_fn);
 
 /*
- * Whether @p is recorded by @s.  An unprivileged session also checks that
- * @p still runs with its opener's credentials: the exec probe stops
- * following at a privileged exec only while the session is enabled, and
- * this holds whatever happened before (dial9_creds_ok()).
- */
-static __always_inline bool dial9_match(const struct dial9_session *s,
-					const struct task_struct *p)
-{
-	if (!s->system_wide && dial9_target_flags(s, p) < 0)
-		return false;
-	if (!s->privileged && !dial9_creds_ok(s, p))
-		return false;
-	/* Inline, so a session with nothing left out makes no call. */
-	return !READ_ONCE(s->nignored) || !dial9_ignored(s, p);
-}
-
-/*
  * The ids of @p as this session may see them: its own tasks, the idle task
  * (pid 0), or anything for a privileged session; other tasks are redacted.
  */
@@ -79,14 +62,6 @@ static void dial9_ids(const struct dial9_session *s,
 static __always_inline struct dial9_ring *dial9_this_ring(struct dial9_session *s)
 {
 	return s->rings[smp_processor_id()];
-}
-
-/* Publish a reserved record; wake the reader (later, from irq_work) if due. */
-static __always_inline void dial9_commit(struct dial9_session *s,
-					 struct dial9_ring *r)
-{
-	if (dial9_ring_commit(r))
-		irq_work_queue(&s->wakeup);
 }
 
 static void dial9_emit_comm(struct dial9_session *s, struct task_struct *p,
@@ -209,6 +184,8 @@ static void dial9_probe_switch(void *data, bool preempt,
 			continue;
 		own_prev = dial9_match(s, prev);
 		own_next = dial9_match(s, next);
+		if (own_next && s->sampling)
+			dial9_sample_resume(s);
 		r = dial9_this_ring(s);
 		if (s->occupants && r)
 			waiting = dial9_occupants_switch(r, prev, next,
@@ -753,16 +730,4 @@ void dial9_probes_exit(void)
 {
 	cancel_delayed_work_sync(&dial9_detach_work);
 	dial9_probes_unregister();
-}
-
-/* Whether @p is recorded by @s, for the sampler (sample.c). */
-bool dial9_records(const struct dial9_session *s, const struct task_struct *p)
-{
-	return dial9_match(s, p);
-}
-
-/* Publish a record reserved in @r of @s, for the sampler (sample.c). */
-void dial9_publish(struct dial9_session *s, struct dial9_ring *r)
-{
-	dial9_commit(s, r);
 }

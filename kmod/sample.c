@@ -18,6 +18,20 @@
  * skips the periods it missed: each sample stands for one period, so
  * these are counted, per CPU in total (dial9_ring_stats.samples_missed),
  * and in the next SAMPLE record of the CPU (its missed field).
+ *
+ * An idle CPU, or one running only tasks the session does not record, is
+ * not woken: a timer that finds such a task current parks (it does not
+ * re-arm), and the switch probe resumes it when a recorded task is
+ * switched in (dial9_sample_resume(), with the runqueue lock held and
+ * interrupts off, as the scheduler's own hrtick timer is started).  The
+ * timer keeps its grid: it resumes at the next multiple of the period
+ * from its first start, not a full period after the switch, so a task
+ * that runs in bursts shorter than the period is sampled as often as with
+ * a timer that never stopped, and the only cost of parking is one firing
+ * per stretch of time without a recorded task.  Parking needs switch
+ * events; a session without them keeps its timers running.  A task that
+ * becomes recorded while it runs (ADD_TARGET) has no switch-in to resume
+ * the timer: ADD_TARGET resumes every parked one (dial9_sample_kick()).
  */
 #include <linux/hrtimer.h>
 #include <linux/cpuhotplug.h>
@@ -26,13 +40,22 @@
 #include <linux/timekeeping.h>
 #include <linux/minmax.h>
 #include <linux/mutex.h>
+#include <linux/smp.h>
 #include "dial9_core.h"
+
+/* A sampler's state; changed only on its own CPU, interrupts off. */
+enum {
+	DIAL9_SAMPLER_OFF,	/* CPU offline, or the session not sampling */
+	DIAL9_SAMPLER_RUNNING,	/* the timer is armed */
+	DIAL9_SAMPLER_PARKED,	/* no recorded task ran at its last firing */
+};
 
 struct dial9_sampler {
 	struct hrtimer timer;
 	struct dial9_session *s;
 	ktime_t period;
 	unsigned int cpu;
+	int state;		/* DIAL9_SAMPLER_* */
 	u64 missed;		/* periods skipped, total */
 	u64 unreported;		/* of them, since the last SAMPLE record */
 };
@@ -50,15 +73,20 @@ static enum hrtimer_restart dial9_sample_fn(struct hrtimer *t)
 	u64 n;
 
 	/* Only on its own CPU, whose teardown cancels it before it goes. */
-	if (WARN_ON_ONCE(sp->cpu != smp_processor_id()))
+	if (WARN_ON_ONCE(sp->cpu != smp_processor_id()) ||
+	    sp->state != DIAL9_SAMPLER_RUNNING)
 		return HRTIMER_NORESTART;
 	n = hrtimer_forward_now(t, sp->period);
 	if (n > 1) {
 		WRITE_ONCE(sp->missed, sp->missed + n - 1);
 		sp->unreported += n - 1;
 	}
-	if (!p->pid || !dial9_records(s, p))
-		return HRTIMER_RESTART;
+	if (!p->pid || !dial9_match(s, p)) {
+		if (!(s->events & DIAL9_EV_SWITCH))
+			return HRTIMER_RESTART;
+		sp->state = DIAL9_SAMPLER_PARKED;	/* keeps its expiry */
+		return HRTIMER_NORESTART;
+	}
 	r = s->rings[sp->cpu];
 	st = dial9_stack_sample(&in_kernel);
 	if (r && st->nr &&
@@ -67,7 +95,7 @@ static enum hrtimer_restart dial9_sample_fn(struct hrtimer *t)
 				 in_kernel ? DIAL9_SAMPLE_KERNEL : 0,
 				 min_t(u64, sp->unreported, U32_MAX))) {
 		sp->unreported = 0;
-		dial9_publish(s, r);
+		dial9_commit(s, r);
 	}
 	return HRTIMER_RESTART;
 }
@@ -78,7 +106,10 @@ static int dial9_sample_online(unsigned int cpu, struct hlist_node *node)
 					      cpuhp_node);
 	struct dial9_sampler *sp = per_cpu_ptr(s->samplers, cpu);
 
+	local_irq_disable();
+	sp->state = DIAL9_SAMPLER_RUNNING;
 	hrtimer_start(&sp->timer, sp->period, HRTIMER_MODE_REL_PINNED_HARD);
+	local_irq_enable();
 	return 0;
 }
 
@@ -86,9 +117,52 @@ static int dial9_sample_offline(unsigned int cpu, struct hlist_node *node)
 {
 	struct dial9_session *s = hlist_entry(node, struct dial9_session,
 					      cpuhp_node);
+	struct dial9_sampler *sp = per_cpu_ptr(s->samplers, cpu);
 
-	hrtimer_cancel(&per_cpu_ptr(s->samplers, cpu)->timer);
+	/* On this CPU: no probe resumes it after this. */
+	local_irq_disable();
+	sp->state = DIAL9_SAMPLER_OFF;
+	local_irq_enable();
+	hrtimer_cancel(&sp->timer);
 	return 0;
+}
+
+/*
+ * A recorded task is switched in (the switch probe, interrupts off): the
+ * timer of this CPU resumes if it was parked, at the next period of its
+ * grid.  Not enqueued and not running, as only this CPU arms it and its
+ * callback runs here in hard interrupt context.
+ */
+void dial9_sample_resume(struct dial9_session *s)
+{
+	struct dial9_sampler __percpu *sps = READ_ONCE(s->samplers);
+	struct dial9_sampler *sp;
+
+	if (!sps)
+		return;
+	sp = this_cpu_ptr(sps);
+	if (sp->state != DIAL9_SAMPLER_PARKED)
+		return;
+	sp->state = DIAL9_SAMPLER_RUNNING;
+	hrtimer_forward_now(&sp->timer, sp->period);
+	hrtimer_start_expires(&sp->timer, HRTIMER_MODE_ABS_PINNED_HARD);
+}
+
+static void dial9_sample_kick_fn(void *arg)
+{
+	dial9_sample_resume(arg);
+}
+
+/*
+ * A process became recorded (ADD_TARGET): it may be running now, with no
+ * switch-in to come for a while, on a CPU whose timer parked.  Resume
+ * every parked timer; each parks again at its next firing if it has
+ * nothing to sample.  Process context; caller holds s->lock.
+ */
+void dial9_sample_kick(struct dial9_session *s)
+{
+	if (s->sampling)
+		on_each_cpu(dial9_sample_kick_fn, s, 1);
 }
 
 /*

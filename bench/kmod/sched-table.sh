@@ -111,3 +111,19 @@ BEGIN {
 		v["cfg"], v["backend"], v["tasks"], v["secs"], v["cpu_ms_per_s"],
 		v["ticks_ms_per_s"], v["wakeups_per_s"]
 }'
+# The interrupts an idle recorder causes with no thread of its own woken
+# (dial9.ko's sampling timers), against none (the cost boot only).
+irq=$(tr -d '\r' <"$cost" 2>/dev/null | grep '^BENCH part=idleirq ')
+[ -n "$irq" ] || exit 0
+echo
+echo "Idle recorder: local timer interrupts a second, all CPUs (/proc/interrupts LOC)"
+echo "$irq" | awk '
+function kv(s,   i, a) { for (i = 1; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] } }
+BEGIN { printf "%-18s %7s %10s %14s\n", "config", "secs", "LOC/s", "over none" }
+{
+	delete v; kv()
+	if (v["cfg"] == "none")
+		base = v["loc_per_s"]
+	printf "%-18s %7.2f %10.2f %14.2f\n", v["cfg"], v["secs"], v["loc_per_s"],
+		v["loc_per_s"] - base
+}'

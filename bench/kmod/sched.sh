@@ -179,13 +179,37 @@ cfgs=${COST_CFGS:-$cfgs}
 # ping-pong linking libdial9.
 losswl() { case $1 in dial9-lib*) echo libpp ;; *) echo pingpong ;; esac; }
 
+# The local timer interrupts of all CPUs so far (/proc/interrupts, LOC).
+loc_sum() {
+	awk '$1 == "LOC:" { for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i }
+		END { print s + 0 }' /proc/interrupts
+}
+
+# In the background: the local timer interrupts a second over SECS after
+# WARM (the window dial9-idle measures), as a BENCH part=idleirq line.
+# What a recorder adds to none's is interrupts it causes with no thread
+# of its own woken: dial9.ko's sampling timers (DIAL9_CPU_SAMPLE_HZ).
+idle_irqs() {
+	(
+		sleep "$2"
+		a=$(loc_sum) t0=$(cut -d' ' -f1 /proc/uptime)
+		sleep "$3"
+		b=$(loc_sum) t1=$(cut -d' ' -f1 /proc/uptime)
+		awk -v c="$1" -v a="$a" -v b="$b" -v t0="$t0" -v t1="$t1" \
+			'BEGIN { printf "BENCH part=idleirq cfg=%s secs=%.2f loc_per_s=%.2f\n", c, t1 - t0, (b - a) / (t1 - t0) }'
+	) &
+}
+
 # An idle recorder over SECS: dial9-idle (bench/idle.c) measures the
 # threads of a process from /proc.  IDLE_CFGS (env) picks them.
 idle() {
 	# warm: past the flush thread's backoff to its idle period (2 s,
 	# reached ~3.3 s after its last work).
 	secs=$1 warm=5
+	idle_irqs none "$warm" "$secs"
+	wait
 	for cfg in ${IDLE_CFGS:-dial9-lib dial9-record perf-record}; do
+		idle_irqs "$cfg" $((warm + 1)) "$secs"
 		rm -rf /tmp/dial9-traces /tmp/d9rec /tmp/perf.data
 		case $cfg in
 		dial9-lib)

@@ -3,8 +3,9 @@
  * On-CPU samples (sample_hz): a thread spinning in a known hot function
  * has most of its samples in it, called from spin(); samples are only of
  * the session's own tasks (as uid 65534, with a foreign process spinning
- * on the same CPU), none without sample_hz, and the timers survive a CPU
- * going offline and coming back.  Built with -fno-omit-frame-pointer
+ * on the same CPU), none without sample_hz, the timers survive a CPU
+ * going offline and coming back, an idle CPU is not woken, and a thread
+ * running in short bursts is sampled still.  Built with -fno-omit-frame-pointer
  * (the Makefile); the hot function is in hot_chain.h.
  */
 #include "dial9_test.h"
@@ -255,6 +256,110 @@ TEST(samples_follow_cpu_hotplug)
 	       after);
 	EXPECT_GT(before, 0);
 	EXPECT_GT(after, 0);
+	d9_recs_free(&recs);
+}
+
+/* The local timer interrupts @cpu took so far (/proc/interrupts, LOC). */
+static long loc_irqs(int cpu)
+{
+	FILE *f = fopen("/proc/interrupts", "r");
+	char line[8192];
+	long v = -1;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = line + strspn(line, " ");
+
+		if (strncmp(p, "LOC:", 4))
+			continue;
+		p += 4;
+		for (int i = 0; i <= cpu; i++)
+			v = strtol(p, &p, 10);
+		break;
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* LOC interrupts of CPU 1 over 1 s, all of us asleep, sampling at @hz. */
+static long idle_cpu1_irqs(uint32_t hz)
+{
+	struct d9 d;
+	long a = -1, b = -1;
+
+	if (d9_open(&d))
+		return -1;
+	if (!configure_hz(&d, hz) && !d9_map(&d) && !d9_enable(&d)) {
+		a = loc_irqs(1);
+		usleep(1000000);
+		b = loc_irqs(1);
+		d9_disable(&d);
+	}
+	d9_close(&d);
+	return a < 0 || b < 0 ? -1 : b - a;
+}
+
+/*
+ * A CPU with nothing recorded to run is not woken by the sampling timer:
+ * it parks until a recorded task is switched in.  Against the kernel's
+ * own count of local timer interrupts, with a session that does not
+ * sample beside it (a timer that kept running would add HZ_TEST).
+ */
+TEST(idle_cpu_is_not_woken)
+{
+	long base, sampling;
+	struct d9 d;
+
+	ASSERT_EQ(0, d9_open(&d));
+	if (d.ncpu < 2 || loc_irqs(1) < 0)
+		SKIP(d9_close(&d); return, "no second CPU online");
+	d9_close(&d);
+	ASSERT_EQ(0, d9_pin(0));
+	base = idle_cpu1_irqs(0);
+	sampling = idle_cpu1_irqs(HZ_TEST);
+	TH_LOG("CPU 1 asleep for 1 s: %ld local timer interrupts without samples, %ld sampling at %d Hz",
+	       base, sampling, HZ_TEST);
+	ASSERT_LE(0, base);
+	ASSERT_LE(0, sampling);
+	EXPECT_LT(sampling, base + HZ_TEST / 10);
+}
+
+/*
+ * A thread that runs in bursts shorter than the period, with CPU 1 idle
+ * in between, is still sampled in proportion to its CPU time: the timer
+ * resumes on the grid it started on, not a period after each switch-in
+ * (which would fire in every gap, and never sample it).
+ */
+TEST(short_bursts_are_sampled)
+{
+	struct d9_recs recs = { 0 };
+	uint64_t cpu0, cpu_ns;
+	struct counts c;
+	struct hot h = { 0 };
+	struct d9 d;
+
+	ASSERT_EQ(0, d9_open(&d));
+	if (d.ncpu < 2)
+		SKIP(d9_close(&d); return, "no second CPU");
+	ASSERT_EQ(0, configure_hz(&d, 99));
+	ASSERT_EQ(0, d9_map(&d));
+	ASSERT_EQ(0, d9_pin(1));
+	ASSERT_EQ(0, d9_enable(&d));
+	cpu0 = hot_cpu_ns();
+	for (int i = 0; i < 150; i++) {
+		spin(&h, 2);
+		usleep(11000);
+	}
+	cpu_ns = hot_cpu_ns() - cpu0;
+	d9_disable(&d);
+	ASSERT_LE(0, d9_drain(&d, &recs));
+	d9_close(&d);
+	count(&recs, &h, &c);
+	TH_LOG("150 bursts of 2 ms, %.0f ms of CPU: %d samples at 99 Hz (%.0f expected)",
+	       cpu_ns / 1e6, c.ours, cpu_ns / 1e9 * 99);
+	/* a third of the expected, for timer slack under emulation */
+	EXPECT_GE(c.ours, (int)(cpu_ns / 1e9 * 99 / 3));
+	EXPECT_EQ(0, c.foreign);
 	d9_recs_free(&recs);
 }
 
