@@ -480,6 +480,14 @@ static void dial9_probe_fork(void *data, struct task_struct *parent,
 	}
 }
 
+/* @s stops following @p's process after an exec, and says so. */
+static void dial9_unfollow(struct dial9_session *s, struct task_struct *p)
+{
+	dial9_target_forget(s, p->tgid, dial9_process_start(p), false);
+	dial9_emit_unfollowed(s, rcu_dereference(p->real_parent), p,
+			      DIAL9_UNFOLLOWED_EXEC);
+}
+
 /*
  * An exec that gains privileges (AT_SECURE: setuid, setgid, file
  * capabilities) ends what an unprivileged session may see of the process,
@@ -497,9 +505,7 @@ static void dial9_probe_exec(void *data, struct task_struct *p,
 		if (s->privileged || s->system_wide ||
 		    dial9_target_flags(s, p) < 0)
 			continue;
-		dial9_target_forget(s, p->tgid, dial9_process_start(p), false);
-		dial9_emit_unfollowed(s, rcu_dereference(p->real_parent), p,
-				      DIAL9_UNFOLLOWED_EXEC);
+		dial9_unfollow(s, p);
 	}
 }
 
@@ -514,14 +520,38 @@ static void dial9_probe_rename(void *data, struct task_struct *task,
 }
 
 /*
+ * Before ENABLE puts an unprivileged session where the probes find it:
+ * stop following each process it may not follow any more (an exec that
+ * gained privileges while it was disabled, dial9_may_follow()), so that
+ * none of its records is written first.  A setuid program that dropped
+ * back to the caller's ids passes dial9_match(), so without this it was
+ * recorded until dial9_targets_sync() ran (seen: a switch of such a
+ * shell, 1 CI run in ~8).  An exec that ends between this and the list
+ * insertion is caught by the second check, dial9_targets_sync(); records
+ * of it between the two are the only ones such a program can leave.
+ */
+static void dial9_targets_unfollow(struct dial9_session *s)
+{
+	struct task_struct *p;
+
+	if (s->privileged || s->system_wide)
+		return;
+	rcu_read_lock();
+	for_each_process(p)
+		if (dial9_target_flags(s, p) >= 0 && !dial9_may_follow(s, p))
+			dial9_unfollow(s, p);
+	rcu_read_unlock();
+}
+
+/*
  * At ENABLE and at ADD_TARGET while enabled, for process @tgid or, if
  * @tgid is 0, every process the session follows: an unprivileged session
  * stops following (and says so, as the exec probe does) each one it may
- * not follow any more (dial9_may_follow()): an exec that gained
- * privileges while the session was disabled; then COMM records of the
- * threads of the rest.  Called once the session is enabled, so an exec
- * after the check is the exec probe's; before the check, dial9_match()
- * already leaves out a task with more privileges than the opener.
+ * not follow any more (dial9_may_follow()), as dial9_targets_unfollow()
+ * did before ENABLE; then COMM records of the threads of the rest.
+ * Called once the session is enabled, so an exec after the check is the
+ * exec probe's; meanwhile, dial9_match() leaves out a task with more
+ * privileges than the opener.
  */
 void dial9_targets_sync(struct dial9_session *s, pid_t tgid)
 {
@@ -536,10 +566,7 @@ void dial9_targets_sync(struct dial9_session *s, pid_t tgid)
 		    (!s->system_wide && dial9_target_flags(s, p) < 0))
 			continue;
 		if (!s->privileged && !dial9_may_follow(s, p)) {
-			dial9_target_forget(s, p->tgid, dial9_process_start(p),
-					    false);
-			dial9_emit_unfollowed(s, rcu_dereference(p->real_parent),
-					      p, DIAL9_UNFOLLOWED_EXEC);
+			dial9_unfollow(s, p);
 			continue;
 		}
 		if (!(s->events & DIAL9_EV_COMM))
@@ -680,6 +707,7 @@ int dial9_session_enable(struct dial9_session *s)
 	if (s->enabled)
 		return 0;
 	dial9_occupants_reset(s);
+	dial9_targets_unfollow(s);
 	mutex_lock(&dial9_reg_lock);
 	ret = dial9_probes_register(dial9_session_tps(s));
 	if (ret) {

@@ -260,27 +260,30 @@ TEST(system_wide_sees_other_processes)
 }
 
 /*
- * A session names its opener by identity: after the opener exits and a
- * root process takes its pid, a child that kept the session open (uid
- * 65534) cannot make it follow that process.
+ * One try of the test below: 1 when a root process got the opener's pid
+ * (then *@eperm says whether the keeper's ADD_TARGET of it was -EPERM),
+ * 0 when another task took that pid first (a kernel thread can), -1 on
+ * an error.
  */
-TEST(reused_opener_pid_is_not_the_opener)
+static int reuse_opener_pid(bool *eperm)
 {
 	struct dial9_target t = { .size = sizeof(t) };
-	int go[2], done[2], st;
+	int go[2], done[2], st, ret = -1;
 	pid_t opener, reuser;
+	FILE *f;
 	char c;
 
-	if (access("/proc/sys/kernel/ns_last_pid", W_OK))
-		SKIP(return, "cannot choose pids (ns_last_pid)");
-	ASSERT_EQ(0, pipe(go));
-	ASSERT_EQ(0, pipe(done));
+	if (pipe(go) || pipe(done))
+		return -1;
 	opener = fork();
-	ASSERT_LE(0, opener);
+	if (opener < 0)
+		return -1;
 	if (!opener) {
 		struct d9 d;
 		pid_t keeper;
 
+		close(go[1]);
+		close(done[0]);
 		if (drop_privileges() || d9_open(&d))
 			_exit(2);
 		keeper = fork();
@@ -289,35 +292,63 @@ TEST(reused_opener_pid_is_not_the_opener)
 		if (keeper)
 			_exit(0);	/* the opener goes; its child keeps d */
 		if (read(go[0], &t.pid, sizeof(t.pid)) != sizeof(t.pid))
-			_exit(2);
+			_exit(2);	/* no pid: the try is over */
 		st = d9_ioctl(d.fd, DIAL9_IOC_ADD_TARGET, &t);
 		c = st == -EPERM ? 0 : 1;
 		if (write(done[1], &c, 1) != 1)
 			_exit(2);
 		_exit(0);
 	}
-	ASSERT_EQ(opener, waitpid(opener, &st, 0));
-	ASSERT_EQ(0, WEXITSTATUS(st));
+	close(go[0]);
+	close(done[1]);
+	if (waitpid(opener, &st, 0) != opener || WEXITSTATUS(st))
+		goto out;
 	usleep(100000);		/* its task_struct is freed after RCU */
-	{
-		FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
-
-		ASSERT_NE(NULL, f);
-		fprintf(f, "%d", opener - 1);
-		fclose(f);
-	}
+	f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+	if (!f)
+		goto out;
+	fprintf(f, "%d", opener - 1);
+	fclose(f);
 	reuser = fork();
-	ASSERT_LE(0, reuser);
+	if (reuser < 0)
+		goto out;
 	if (!reuser) {
 		for (;;)
 			usleep(2000);
 	}
-	ASSERT_EQ(opener, reuser);	/* root, with the opener's pid */
-	ASSERT_EQ(sizeof(reuser), write(go[1], &reuser, sizeof(reuser)));
-	ASSERT_EQ(1, read(done[0], &c, 1));
+	ret = 0;
+	if (reuser == opener &&	/* root, with the opener's pid */
+	    write(go[1], &reuser, sizeof(reuser)) == sizeof(reuser) &&
+	    read(done[0], &c, 1) == 1) {
+		*eperm = !c;
+		ret = 1;
+	}
 	kill(reuser, SIGKILL);
 	waitpid(reuser, NULL, 0);
-	EXPECT_EQ(0, c) TH_LOG("ADD_TARGET of the reused pid was not -EPERM");
+out:
+	close(go[1]);		/* a keeper still waiting reads nothing: it goes */
+	close(done[0]);
+	return ret;
+}
+
+/*
+ * A session names its opener by identity: after the opener exits and a
+ * root process takes its pid, a child that kept the session open (uid
+ * 65534) cannot make it follow that process.  A try in which another
+ * task took the pid first proves nothing: up to 5 tries.
+ */
+TEST(reused_opener_pid_is_not_the_opener)
+{
+	bool eperm = false;
+	int ret = 0, tries;
+
+	if (access("/proc/sys/kernel/ns_last_pid", W_OK))
+		SKIP(return, "cannot choose pids (ns_last_pid)");
+	for (tries = 1; tries <= 5 && !ret; tries++)
+		ret = reuse_opener_pid(&eperm);
+	ASSERT_EQ(1, ret) TH_LOG("no try got the opener's pid back");
+	TH_LOG("the opener's pid reused by root in try %d", tries - 1);
+	EXPECT_TRUE(eperm) TH_LOG("ADD_TARGET of the reused pid was not -EPERM");
 }
 
 /*
@@ -425,6 +456,8 @@ static void count_kid(const struct d9_recs *recs, pid_t kid, int *unfollowed,
 	*unfollowed = 0;
 	*seen = 0;
 	d9_for_each(r, recs) {
+		int before = *seen;
+
 		const struct dial9_rec_switch *sw = (const void *)r;
 		const struct dial9_rec_wake *wk = (const void *)r;
 		const struct dial9_rec_comm *cm = (const void *)r;
@@ -451,6 +484,11 @@ static void count_kid(const struct d9_recs *recs, pid_t kid, int *unfollowed,
 				       (r->flags & DIAL9_UNFOLLOWED_EXEC);
 			break;
 		}
+		if (*seen != before)	/* what it was, should one be seen */
+			fprintf(stderr, "# %d seen: record type %u at %llu cpu %u flags %#x, ids %u/%u %u/%u\n",
+				kid, r->type, (unsigned long long)r->time_ns,
+				r->cpu, r->flags, sw->prev_tgid, sw->prev_tid,
+				sw->next_tgid, sw->next_tid);
 	}
 }
 
