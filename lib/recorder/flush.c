@@ -96,6 +96,8 @@ static void ksched_write(struct recorder *r)
 	}
 }
 
+static int put_mapping(void *ctx, uint64_t ts, const struct d9_mapping *m);
+
 /*
  * One record into the stream; a stream that reached a batch's size
  * (buffer_bytes, or a segment's if smaller) is written and a new one
@@ -107,6 +109,9 @@ static void ksched_record(void *ctx, const struct dial9_rec_header *rec)
 	struct recorder *r = ctx;
 	size_t len;
 
+	/* a stack of a process without mappings in the trace gets them */
+	if (r->maps_on && d9_kmaps_follow_rec(&r->maps, rec, put_mapping, r))
+		r->sched_error = -ENOMEM;
 	if (d9_ktrace_add(&r->kt, rec)) {
 		r->sched_error = -EPROTO;
 		return;
@@ -119,33 +124,31 @@ static void ksched_record(void *ctx, const struct dial9_rec_header *rec)
 		r->sched_error = -ENOMEM;
 }
 
-struct maps_ctx {
-	struct recorder *r;
-	uint64_t ts;
-};
-
-static int put_mapping(void *ctx, const struct d9_mapping *m)
+static int put_mapping(void *ctx, uint64_t ts, const struct d9_mapping *m)
 {
-	struct maps_ctx *mc = ctx;
+	struct recorder *r = ctx;
 
-	return d9_ktrace_mapping(&mc->r->kt, mc->ts, m);
+	return d9_ktrace_mapping(&r->kt, ts, m);
 }
 
 /*
  * The executable mappings of the recorded processes (this one and
  * sched_pids), which the stacks' addresses are read against
  * (sched.mapping events, docs/format.md).  A process that is gone is
- * left out.
+ * left out.  Those of processes seen later, and again after an exec or
+ * for a frame outside them, follow with a stack or sample
+ * (kmaps_follow.c).
  */
 static void write_mappings(struct recorder *r)
 {
-	struct maps_ctx mc = { .r = r, .ts = d9_clock_gettime_ns() };
+	uint64_t ts = d9_clock_gettime_ns();
 
 	r->maps_due = false;
 	if (!(r->cfg.sched_flags & DIAL9_SCHED_NO_SELF))
-		d9_maps_read(getpid(), put_mapping, &mc);
+		d9_kmaps_follow_read(&r->maps, getpid(), ts, put_mapping, r);
 	for (uint32_t i = 0; i < r->cfg.sched_npids; i++)
-		d9_maps_read(r->cfg.sched_pids[i], put_mapping, &mc);
+		d9_kmaps_follow_read(&r->maps, r->cfg.sched_pids[i], ts,
+				     put_mapping, r);
 }
 
 /*
@@ -240,6 +243,7 @@ void d9_flush_ksched_open(struct recorder *r)
 	r->maps_due = ((skip & D9_KSCHED_STACKS) &&
 		       !strcmp(r->sched_backend, "dial9.ko")) ||
 		      d9_ksched_samples(r->ks);
+	r->maps_on = r->maps_due;
 	strncat(r->sched_note, dial9_ksched_fallback_reason(r->ks),
 		sizeof(r->sched_note) - 1);
 	if (r->sched_note[0])

@@ -43,6 +43,7 @@ static void free_recorder(struct recorder *r)
 	dial9_ksched_close(r->ks);
 	dial9_encoder_free(r->enc);
 	dial9_encoder_free(r->kt.enc);
+	d9_kmaps_follow_free(&r->maps);
 	free(r->trace_dir);
 	free(r->service);
 	free(r->host);

@@ -39,6 +39,8 @@ struct recorder {
 	struct d9_ktrace kt;
 	uint64_t kt_batch_bytes;   /* a stream of kt is written at this size */
 	bool maps_due;             /* sched.mapping events, for stacks */
+	bool maps_on;              /* stacks or samples: mappings wanted */
+	struct d9_kmaps_follow maps; /* whose were written, since when */
 	uint64_t sched_events;
 	int sched_error;
 	char sched_backend[16];

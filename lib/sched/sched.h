@@ -346,4 +346,50 @@ int d9_vdso_build_id(uint8_t *id, size_t cap);
 int d9_ktrace_mapping(struct d9_ktrace *kt, uint64_t ts,
 		      const struct d9_mapping *m);
 
+/* ---- kmaps_follow.c: whose mappings the trace still needs ---- */
+struct d9_kmaps_range {
+	uint64_t start, end, offset;
+	uint64_t path;		/* a hash of its path */
+};
+
+struct d9_kmaps_proc {
+	int pid;
+	bool known, gone;	/* identity read; could not be: not again */
+	uint64_t dev, ino;	/* its executable, when its maps were read */
+	uint64_t startcode;	/* where its text started then */
+	uint64_t exec_ts;	/* nonzero: exec'd at about this time since */
+	uint64_t next_read;	/* not before, for a frame outside them */
+	uint64_t backoff;
+	struct d9_kmaps_range *maps;	/* written since its last exec */
+	size_t nmaps, maps_cap;
+};
+
+struct d9_kmaps_follow {
+	struct d9_kmaps_proc *procs;	/* sorted by pid */
+	size_t n, cap;
+};
+
+/*
+ * Read the mappings of @pid now, and pass each not written for it yet to
+ * @emit(ctx, @ts, m), @ts the time they stand from.  0 (also when @pid
+ * is gone), -ENOMEM, or what @emit returned.
+ */
+int d9_kmaps_follow_read(struct d9_kmaps_follow *f, int pid, uint64_t ts,
+			 int (*emit)(void *ctx, uint64_t ts,
+				     const struct d9_mapping *m),
+			 void *ctx);
+/*
+ * A kernel record, before it is encoded: a STACK or SAMPLE of a process
+ * whose mappings were not written, that exec'd since, or with a frame
+ * outside them, has them read first (d9_kmaps_follow_read(), @ts the
+ * exec's time or else the record's); a COMM record of a process whose
+ * executable changed marks it exec'd.  0 or an error of the read.
+ */
+int d9_kmaps_follow_rec(struct d9_kmaps_follow *f,
+			const struct dial9_rec_header *rec,
+			int (*emit)(void *ctx, uint64_t ts,
+				    const struct d9_mapping *m),
+			void *ctx);
+void d9_kmaps_follow_free(struct d9_kmaps_follow *f);
+
 #endif /* DIAL9_SCHED_H */

@@ -273,7 +273,7 @@ int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 		if (!st->stacks || f->path < 0 ||
 		    r->values[f->path].type != DIAL9_STR)
 			return 0;
-		return d9_sched_stacks_map(st->stacks, src, pid,
+		return d9_sched_stacks_map(st->stacks, src, pid, r->ts_ns,
 				d9_sched_fu64(r, f->start),
 				d9_sched_fu64(r, f->end),
 				d9_sched_fu64(r, f->offset),

@@ -133,7 +133,8 @@ void d9_sched_stacks_in(struct sched_stacks *s, uint32_t src, uint32_t tid,
 }
 
 int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
-			uint64_t start, uint64_t end, uint64_t offset,
+			uint64_t ts, uint64_t start, uint64_t end,
+			uint64_t offset,
 			const char *path, size_t pathlen, const void *id,
 			size_t idlen)
 {
@@ -147,7 +148,8 @@ int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
 	if (!copy)
 		return -ENOMEM;
 	m = &s->maps[s->nmaps++];
-	*m = (struct sched_mapping){ .src = src, .pid = pid, .start = start,
+	*m = (struct sched_mapping){ .src = src, .pid = pid, .ts = ts,
+				     .start = start,
 				     .end = end, .offset = offset,
 				     .path = copy };
 	if (idlen > sizeof(m->build_id))
@@ -319,20 +321,27 @@ const struct sched_symbol *d9_sched_stacks_find_symbol(struct sched_stacks *s,
 }
 
 void d9_sched_stacks_resolve(const struct sched_stacks *s, uint32_t src,
-			     uint32_t pid, uint64_t ip, struct sched_frame *f)
+			     uint32_t pid, uint64_t ip, uint64_t ts,
+			     struct sched_frame *f)
 {
+	const struct sched_mapping *before = NULL, *after = NULL;
+
 	*f = (struct sched_frame){ .src = src, .pid = pid, .ip = ip };
-	/* The newest mapping of the address in the process wins. */
-	for (size_t j = s->nmaps; j-- > 0;) {
+	for (size_t j = 0; j < s->nmaps; j++) {
 		const struct sched_mapping *m = &s->maps[j];
 
 		if (m->src != src || m->pid != pid || ip < m->start ||
 		    ip >= m->end)
 			continue;
-		f->m = m;
-		f->off = ip - m->start + m->offset;
-		return;
+		/* of equal times, the one read last */
+		if (m->ts <= ts && (!before || m->ts >= before->ts))
+			before = m;
+		else if (m->ts > ts && (!after || m->ts < after->ts))
+			after = m;
 	}
+	f->m = before ? before : after;
+	if (f->m)
+		f->off = ip - f->m->start + f->m->offset;
 }
 
 void d9_sched_stacks_frame(const struct sched_stacks *s,
@@ -343,7 +352,8 @@ void d9_sched_stacks_frame(const struct sched_stacks *s,
 	struct sched_frame f;
 	uint64_t within;
 
-	d9_sched_stacks_resolve(s, st->src, st->pid, s->ips[st->first + i], &f);
+	d9_sched_stacks_resolve(s, st->src, st->pid, s->ips[st->first + i],
+				st->ts, &f);
 	if (f.m) {
 		base = strrchr(f.m->path, '/');
 		base = base && base[1] ? base + 1 : f.m->path;

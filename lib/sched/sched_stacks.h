@@ -27,6 +27,7 @@ struct sched_stack {
 
 struct sched_mapping {
 	uint32_t src, pid;
+	uint64_t ts;			/* of its sched.mapping event */
 	uint64_t start, end, offset;
 	char *path;
 	uint8_t build_id[SCHED_BUILD_ID_MAX];
@@ -120,10 +121,11 @@ int d9_sched_stacks_sample(struct sched_stacks *s, uint32_t src, uint64_t ts,
  */
 void d9_sched_stacks_in(struct sched_stacks *s, uint32_t src, uint32_t tid,
 			uint64_t ts);
-/* A mapping of process @pid, its file's build-id @id (@idlen 0: none);
- * -ENOMEM. */
+/* A mapping of process @pid as read at @ts, its file's build-id @id
+ * (@idlen 0: none); -ENOMEM. */
 int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
-			uint64_t start, uint64_t end, uint64_t offset,
+			uint64_t ts, uint64_t start, uint64_t end,
+			uint64_t offset,
 			const char *path, size_t pathlen, const void *id,
 			size_t idlen);
 /* A sched.symbol of the trace: address @ip of process @pid is @within
@@ -141,11 +143,15 @@ const struct sched_symbol *d9_sched_stacks_find_symbol(struct sched_stacks *s,
 						       uint32_t pid,
 						       uint64_t ip);
 /*
- * Frame @ip of process (@src, @pid) against the mappings of @s: *@f with
- * its mapping (the newest that holds it) and file offset, or f->m NULL.
+ * Frame @ip of process (@src, @pid) at time @ts against the mappings of
+ * @s: *@f with its mapping and file offset, or f->m NULL.  Of the
+ * mappings that hold @ip, the newest read at or before @ts (a process
+ * that exec'd has its mappings read again, from the exec on), else the
+ * oldest (a process first seen after the frame).
  */
 void d9_sched_stacks_resolve(const struct sched_stacks *s, uint32_t src,
-			     uint32_t pid, uint64_t ip, struct sched_frame *f);
+			     uint32_t pid, uint64_t ip, uint64_t ts,
+			     struct sched_frame *f);
 /*
  * The stack of thread (@src, @tid) at its last switch-out before @ts (the
  * switch-in that ends a wait: the thread is not switched out again while

@@ -115,7 +115,8 @@ static int add_mapping(struct d9_symtab *t, uint32_t pid, uint64_t start,
 		if (same_mapping(&t->maps.maps[i], pid, start, end, off, path,
 				 pathlen))
 			return 0;
-	return d9_sched_stacks_map(&t->maps, 0, pid, start, end, off, path,
+	/* all at time 0, looked up after it: the one read last wins */
+	return d9_sched_stacks_map(&t->maps, 0, pid, 0, start, end, off, path,
 				   pathlen, id, idlen);
 }
 
@@ -291,7 +292,7 @@ static int name_frames(struct d9_symtab *t, struct frames *fs,
 		uint64_t within;
 
 		d9_sched_stacks_resolve(&t->maps, 0, fs->v[i].pid, fs->v[i].ip,
-					&f);
+					UINT64_MAX, &f);
 		obj = f.m ? f.m->path : "";
 		ret = d9_syms_lookup(&syms, &f, &name, &within, &obj);
 		if (ret == -ENOENT) {

@@ -2,7 +2,8 @@
 /*
  * test_stacks.c - dial9.ko's STACK records as sched.stack events, the
  * process's mappings (sched.mapping, with build-ids), and reading both
- * back as object+0xoffset frames (lib/sched/ktrace.c, kmaps.c,
+ * back as object+0xoffset frames, of their time, and which processes'
+ * mappings are written when (lib/sched/ktrace.c, kmaps.c, kmaps_follow.c,
  * sched_stacks.c).  The module's walk itself is tested in the VM
  * (tests/kmod/stack_test.c).
  */
@@ -235,6 +236,126 @@ static void frames_read_back_as_object_offsets(void **state)
 	free(buf);
 }
 
+/*
+ * A process that exec'd has its mappings read again, from the exec on:
+ * a frame is named by the newest mapping read at or before it, else the
+ * oldest (a process first seen after the frame).
+ */
+static void frames_read_against_mappings_of_their_time(void **state)
+{
+	struct sched_stacks s = { 0 };
+	struct sched_frame f;
+
+	(void)state;
+	assert_int_equal(d9_sched_stacks_map(&s, 0, 7, 100, 0x1000, 0x2000, 0,
+					     "/bin/old", 8, NULL, 0), 0);
+	assert_int_equal(d9_sched_stacks_map(&s, 0, 7, 300, 0x1000, 0x3000,
+					     0x10, "/bin/new", 8, NULL, 0), 0);
+	assert_int_equal(d9_sched_stacks_map(&s, 0, 8, 50, 0x1000, 0x2000, 0,
+					     "/bin/other", 10, NULL, 0), 0);
+	d9_sched_stacks_resolve(&s, 0, 7, 0x1800, 200, &f);
+	assert_string_equal(f.m->path, "/bin/old");
+	assert_int_equal(f.off, 0x800);
+	d9_sched_stacks_resolve(&s, 0, 7, 0x1800, 300, &f);
+	assert_string_equal(f.m->path, "/bin/new");
+	assert_int_equal(f.off, 0x810);
+	d9_sched_stacks_resolve(&s, 0, 7, 0x1800, 10, &f);
+	assert_string_equal(f.m->path, "/bin/old");	/* before both */
+	d9_sched_stacks_resolve(&s, 0, 7, 0x2800, 200, &f);
+	assert_string_equal(f.m->path, "/bin/new");	/* only the new holds it */
+	d9_sched_stacks_resolve(&s, 0, 7, 0x3800, 400, &f);
+	assert_null(f.m);
+	d9_sched_stacks_resolve(&s, 0, 8, 0x1800, 400, &f);
+	assert_string_equal(f.m->path, "/bin/other");
+	d9_sched_stacks_free(&s);
+}
+
+struct emits {
+	int n;
+	uint64_t ts;
+};
+
+static int count_emit(void *ctx, uint64_t ts, const struct d9_mapping *m)
+{
+	struct emits *e = ctx;
+
+	(void)m;
+	e->n++;
+	e->ts = ts;
+	return 0;
+}
+
+/* SAMPLE record @s of this process at @ts, one frame at @ip. */
+static int sample_at(struct d9_kmaps_follow *f, struct stack_rec *s,
+		     uint64_t ts, uint64_t ip, struct emits *e)
+{
+	stack_rec(s, ts, (uint32_t)getpid(), &ip, 1);
+	s->r.hdr.type = DIAL9_REC_SAMPLE;
+	e->n = 0;
+	return d9_kmaps_follow_rec(f, &s->r.hdr, count_emit, e);
+}
+
+/*
+ * Whose mappings are written, and when again (kmaps_follow.c): at a
+ * process's first sample, not while its frames are in them, again for a
+ * frame outside them (backing off), after an exec (from its time on);
+ * never for a process that is gone, and each mapping once.
+ */
+static void mappings_follow_the_samples(void **state)
+{
+	uint64_t ip = (uint64_t)(uintptr_t)&mappings_follow_the_samples;
+	struct d9_kmaps_follow f = { 0 };
+	struct dial9_rec_comm cm = { 0 };
+	struct d9_kmaps_proc *p;
+	struct stack_rec s;
+	struct emits e;
+	int first;
+
+	(void)state;
+	assert_int_equal(sample_at(&f, &s, 1000, ip, &e), 0);
+	first = e.n;
+	assert_true(first > 0);
+	assert_int_equal(e.ts, 1000);
+	assert_int_equal(f.n, 1);
+	p = &f.procs[0];
+	assert_int_equal(sample_at(&f, &s, 2000, ip, &e), 0);
+	assert_int_equal(e.n, 0);
+	/* outside them: read again (nothing new to write), then back off */
+	assert_int_equal(sample_at(&f, &s, 3000, 0x10, &e), 0);
+	assert_int_equal(e.n, 0);
+	assert_true(p->backoff == 100000000ull);
+	assert_int_equal(sample_at(&f, &s, 4000, 0x10, &e), 0);
+	assert_true(p->backoff == 100000000ull);	/* not read */
+	assert_int_equal(sample_at(&f, &s, 3000 + 100000000ull, 0x10, &e), 0);
+	assert_true(p->backoff == 200000000ull);
+	/* a rename is no exec */
+	cm.hdr.type = DIAL9_REC_COMM;
+	cm.hdr.size = sizeof(cm);
+	cm.hdr.time_ns = 5000;
+	cm.tid = cm.tgid = (uint32_t)getpid();
+	assert_int_equal(d9_kmaps_follow_rec(&f, &cm.hdr, count_emit, &e), 0);
+	assert_int_equal(p->exec_ts, 0);
+	/* an exec (its text elsewhere): all again, from the exec's time */
+	p->startcode ^= 1;
+	cm.hdr.time_ns = 6000;
+	assert_int_equal(d9_kmaps_follow_rec(&f, &cm.hdr, count_emit, &e), 0);
+	assert_int_equal(p->exec_ts, 6000);
+	assert_int_equal(sample_at(&f, &s, 7000, ip, &e), 0);
+	assert_int_equal(e.n, first);
+	assert_int_equal(e.ts, 6000);
+	/* gone: once, and never again */
+	stack_rec(&s, 8000, 4194000, &ip, 1);
+	s.r.tgid = 4194000;
+	assert_int_equal(d9_kmaps_follow_rec(&f, &s.r.hdr, count_emit, &e), 0);
+	assert_int_equal(f.n, 2);
+	assert_true(f.procs[1].gone);
+	/* a redacted process is no one's */
+	s.r.tgid = DIAL9_TID_REDACTED;
+	assert_int_equal(d9_kmaps_follow_rec(&f, &s.r.hdr, count_emit, &e), 0);
+	assert_int_equal(f.n, 2);
+	d9_kmaps_follow_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -242,6 +363,8 @@ int main(void)
 		cmocka_unit_test(malformed_stack_record_is_refused),
 		cmocka_unit_test(own_mappings_hold_our_code_and_build_id),
 		cmocka_unit_test(frames_read_back_as_object_offsets),
+		cmocka_unit_test(frames_read_against_mappings_of_their_time),
+		cmocka_unit_test(mappings_follow_the_samples),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -198,4 +198,83 @@ TEST(no_samples_at_zero_hz)
 	free(out);
 }
 
+/*
+ * The command of the test below (D9_PROFILE_SPIN_MS set): it forks a
+ * child and both spin in hot() on CPU 0 for that many ms of CPU, then it
+ * prints both pids.
+ */
+__attribute__((constructor)) static void profile_command(void)
+{
+	const char *ms = getenv("D9_PROFILE_SPIN_MS");
+	struct hot h = { 0 };
+	cpu_set_t s;
+	pid_t kid;
+
+	if (!ms)
+		return;
+	CPU_ZERO(&s);
+	CPU_SET(0, &s);
+	sched_setaffinity(0, sizeof(s), &s);
+	kid = fork();
+	spin(&h, (unsigned int)atoi(ms));
+	if (!kid)
+		_exit(0);
+	waitpid(kid, NULL, 0);
+	printf("%d %d\n", (int)getpid(), (int)kid);
+	fflush(stdout);
+	_exit(0);
+}
+
+/* Whether a line of @out is of thread @tid and ends in ;spin;hot N. */
+static bool hot_line_of(const char *out, pid_t tid)
+{
+	char label[32];
+
+	snprintf(label, sizeof(label), " %d;", tid);
+	for (const char *l = out; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l) {
+		const char *end = strchr(l, '\n'), *at = strstr(l, label),
+			   *hot = strstr(l, ";spin;hot ");
+
+		if (!end)
+			end = l + strlen(l);
+		if (at && at < end && hot && hot < end)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * dial9 record -- CMD --children: the command runs from a fork of dial9
+ * itself until its exec, and its child starts after the recording did;
+ * both have their frames named (their mappings written at their first
+ * sample, and again after the exec, read from the exec on).
+ */
+TEST(record_names_the_command_and_its_child)
+{
+	char dir[64], self[512], cmd[1024], *out;
+	int status, cmd_pid = 0, kid = 0;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	ASSERT_LT(0, n);
+	self[n] = 0;
+	snprintf(dir, sizeof(dir), "/tmp/d9-profile-rec-%d", getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "D9_PROFILE_SPIN_MS=300 dial9 record --cpu-hz 1000 --children -o %s -- %s",
+		 dir, self);
+	out = run(cmd, &status);
+	ASSERT_NE(NULL, out);
+	ASSERT_EQ(0, status) TH_LOG("%s: %s", cmd, out);
+	ASSERT_EQ(2, sscanf(out, "%d %d", &cmd_pid, &kid)) TH_LOG("%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "dial9 flame --on-cpu %s", dir);
+	out = run(cmd, &status);
+	ASSERT_NE(NULL, out);
+	ASSERT_EQ(0, status) TH_LOG("%s: %s", cmd, out);
+	TH_LOG("command %d, its child %d:\n%.1500s", cmd_pid, kid, out);
+	EXPECT_TRUE(hot_line_of(out, cmd_pid));
+	EXPECT_TRUE(hot_line_of(out, kid));
+	free(out);
+}
+
 TEST_HARNESS_MAIN

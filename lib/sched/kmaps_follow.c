@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kmaps_follow.c - which processes' mappings (sched.mapping) the trace
+ * still needs, as the kernel's records go by.  A process's mappings are
+ * read (again) from /proc/PID/maps when one of its stacks or samples
+ * comes and
+ *   - none were written for it yet: a child followed with --children, a
+ *     process that started after the recording;
+ *   - it exec'd since: the command of `dial9 record -- CMD` runs from a
+ *     fork of dial9 itself until its exec, and any recorded process may
+ *     exec.  Mappings read after an exec stand for the frames from the
+ *     exec's time on (d9_sched_stacks_resolve());
+ *   - a frame lies outside every mapping written for it: what the
+ *     dynamic loader mapped after an early read, a dlopen.  Frames that
+ *     stay outside (JIT code, anonymous memory, a frame-pointer chain
+ *     through code built without them) would read the maps at every
+ *     stack: such reads back off, 100 ms after the first, doubling to
+ *     10 s.
+ * A mapping already written for the process is not written again.
+ *
+ * An exec is told from a rename by the process's executable and where
+ * its text starts (/proc/PID/stat's startcode, randomized for each exec
+ * of a PIE): a COMM record (which an exec writes, as does prctl) of a
+ * process whose pair changed.  Two system calls per COMM record.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <linux/dial9.h>
+
+#include "sched/sched.h"
+#include "common/grow.h"
+
+#define BACKOFF_MIN_NS	100000000ull		/* 100 ms */
+#define BACKOFF_MAX_NS	10000000000ull		/* 10 s */
+
+/* @pid's executable and text start, or false if it is gone. */
+static bool identity(int pid, uint64_t *dev, uint64_t *ino,
+		     uint64_t *startcode)
+{
+	char path[64], buf[1024];
+	struct stat sb;
+	const char *at;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if (stat(path, &sb))
+		return false;
+	*dev = (uint64_t)sb.st_dev;
+	*ino = (uint64_t)sb.st_ino;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* after the name, which may hold anything: field 3 on; 26 is it */
+	at = strrchr(buf, ')');
+	*startcode = 0;
+	for (int field = 2; at && field < 26; field++)
+		at = strchr(at + 1, ' ');
+	if (at)
+		*startcode = strtoull(at + 1, NULL, 10);
+	return true;
+}
+
+/* The index of @pid in f->procs (sorted by pid), or where it would go. */
+static size_t slot(const struct d9_kmaps_follow *f, int pid)
+{
+	size_t lo = 0, hi = f->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->procs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct d9_kmaps_proc *find(struct d9_kmaps_follow *f, int pid)
+{
+	size_t i = slot(f, pid);
+
+	return i < f->n && f->procs[i].pid == pid ? &f->procs[i] : NULL;
+}
+
+static struct d9_kmaps_proc *get(struct d9_kmaps_follow *f, int pid)
+{
+	struct d9_kmaps_proc *p = find(f, pid);
+	size_t i;
+
+	if (p)
+		return p;
+	i = slot(f, pid);
+	if (d9_grow((void **)&f->procs, &f->cap, f->n + 1, sizeof(*f->procs)))
+		return NULL;
+	memmove(&f->procs[i + 1], &f->procs[i], (f->n - i) * sizeof(*f->procs));
+	f->n++;
+	p = &f->procs[i];
+	*p = (struct d9_kmaps_proc){ .pid = pid };
+	return p;
+}
+
+/* A new address space (an exec): nothing of it was written. */
+static void forget_maps(struct d9_kmaps_proc *p)
+{
+	free(p->maps);
+	p->maps = NULL;
+	p->nmaps = p->maps_cap = 0;
+	p->next_read = 0;
+	p->backoff = 0;
+}
+
+static uint64_t path_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;	/* FNV-1a */
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+	return h;
+}
+
+/* The first of p->maps (sorted by start) that starts after @a. */
+static size_t range_slot(const struct d9_kmaps_proc *p, uint64_t a)
+{
+	size_t lo = 0, hi = p->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct read_ctx {
+	struct d9_kmaps_proc *p;
+	int (*emit)(void *ctx, uint64_t ts, const struct d9_mapping *m);
+	void *ctx;
+	uint64_t ts;
+	int err;
+};
+
+/* One mapping read: written unless it was, kept for the coverage test. */
+static int take(void *arg, const struct d9_mapping *m)
+{
+	struct read_ctx *rc = arg;
+	struct d9_kmaps_proc *p = rc->p;
+	uint64_t h = path_hash(m->path);
+	struct d9_kmaps_range *r;
+
+	for (size_t i = 0; i < p->nmaps; i++) {
+		r = &p->maps[i];
+		if (r->start == m->start && r->end == m->end &&
+		    r->offset == m->offset && r->path == h)
+			return 0;
+	}
+	if (d9_grow((void **)&p->maps, &p->maps_cap, p->nmaps + 1,
+		    sizeof(*p->maps))) {
+		rc->err = -ENOMEM;
+		return rc->err;
+	}
+	r = &p->maps[range_slot(p, m->start)];	/* sorted by start */
+	memmove(r + 1, r, (size_t)(p->maps + p->nmaps - r) * sizeof(*r));
+	p->nmaps++;
+	*r = (struct d9_kmaps_range){ .start = m->start, .end = m->end,
+				      .offset = m->offset, .path = h };
+	return rc->emit(rc->ctx, rc->ts, m);
+}
+
+int d9_kmaps_follow_read(struct d9_kmaps_follow *f, int pid, uint64_t ts,
+			 int (*emit)(void *ctx, uint64_t ts,
+				     const struct d9_mapping *m),
+			 void *ctx)
+{
+	struct d9_kmaps_proc *p = get(f, pid);
+	struct read_ctx rc = { .p = p, .emit = emit, .ctx = ctx, .ts = ts };
+	int ret;
+
+	if (!p)
+		return -ENOMEM;
+	if (!p->known) {
+		p->known = true;
+		p->gone = !identity(pid, &p->dev, &p->ino, &p->startcode);
+	}
+	p->exec_ts = 0;
+	ret = p->gone ? -ESRCH : d9_maps_read(pid, take, &rc);
+	if (ret == -ENOENT || ret == -ESRCH) {
+		p->gone = true;
+		return 0;
+	}
+	return rc.err ? rc.err : ret;
+}
+
+/* Whether every address of @st lies in a mapping written for @p. */
+static bool covered(const struct d9_kmaps_proc *p,
+		    const struct dial9_rec_stack *st)
+{
+	for (uint32_t i = 0; i < st->nr; i++) {
+		/* the last mapping that starts at or below it; one that was
+		 * unmapped since may hide another: then a read too many */
+		size_t j = range_slot(p, st->ips[i]);
+
+		if (!j || st->ips[i] >= p->maps[j - 1].end)
+			return false;
+	}
+	return true;
+}
+
+int d9_kmaps_follow_rec(struct d9_kmaps_follow *f,
+			const struct dial9_rec_header *rec,
+			int (*emit)(void *ctx, uint64_t ts,
+				    const struct d9_mapping *m),
+			void *ctx)
+{
+	const struct dial9_rec_stack *st = (const void *)rec;
+	const struct dial9_rec_comm *cm = (const void *)rec;
+	uint64_t dev, ino, startcode, ts = rec->time_ns;
+	struct d9_kmaps_proc *p;
+
+	switch (rec->type) {
+	case DIAL9_REC_COMM:
+		if (rec->size < sizeof(*cm) ||
+		    (rec->flags & DIAL9_COMM_OCCUPANT))
+			return 0;
+		p = find(f, (int)cm->tgid);
+		if (!p || p->gone || p->exec_ts ||
+		    !identity(p->pid, &dev, &ino, &startcode))
+			return 0;	/* gone: its last mappings stand */
+		if (dev != p->dev || ino != p->ino ||
+		    startcode != p->startcode) {
+			forget_maps(p);
+			p->dev = dev;
+			p->ino = ino;
+			p->startcode = startcode;
+			p->exec_ts = ts ? ts : 1;
+		}
+		return 0;
+	case DIAL9_REC_STACK:
+	case DIAL9_REC_SAMPLE:
+		if (rec->size < sizeof(*st) ||
+		    rec->size < sizeof(*st) + (size_t)st->nr * sizeof(st->ips[0]) ||
+		    !st->tgid || st->tgid == DIAL9_TID_REDACTED)
+			return 0;
+		p = find(f, (int)st->tgid);
+		if (p && (p->gone || (!p->exec_ts && covered(p, st))))
+			return 0;
+		if (p && !p->exec_ts) {
+			/* outside what was written: read again, backing off */
+			if (ts < p->next_read)
+				return 0;
+			p->backoff = !p->backoff ? BACKOFF_MIN_NS :
+				     p->backoff * 2 > BACKOFF_MAX_NS ?
+				     BACKOFF_MAX_NS : p->backoff * 2;
+			p->next_read = ts + p->backoff;
+		}
+		if (p && p->exec_ts)
+			ts = p->exec_ts;
+		return d9_kmaps_follow_read(f, (int)st->tgid, ts, emit, ctx);
+	default:
+		return 0;
+	}
+}
+
+void d9_kmaps_follow_free(struct d9_kmaps_follow *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->procs[i].maps);
+	free(f->procs);
+	*f = (struct d9_kmaps_follow){ 0 };
+}
