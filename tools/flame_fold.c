@@ -97,13 +97,18 @@ static void spans_merge(struct flame *f)
 	f->nspans = n;
 }
 
+static int span_before(const void *elem, const void *key)
+{
+	return span_cmp(elem, key) < 0;
+}
+
 /* The time of [a, b) inside the window and, with a span, inside it. */
 static uint64_t kept(const struct flame *f, uint32_t src, uint32_t tid,
 		     uint64_t a, uint64_t b)
 {
 	struct flame_span key = { src, tid, 0, 0 };
-	size_t lo = 0, hi = f->nspans;
 	uint64_t sum = 0;
+	size_t lo;
 
 	if (a < f->from)
 		a = f->from;
@@ -113,14 +118,9 @@ static uint64_t kept(const struct flame *f, uint32_t src, uint32_t tid,
 		return 0;
 	if (!f->span)
 		return b - a;
-	while (lo < hi) {	/* the thread's first span */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (span_cmp(&f->spans[mid], &key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* the thread's first span */
+	lo = d9_partition(f->spans, f->nspans, sizeof(*f->spans), span_before,
+			  &key);
 	for (size_t i = lo; i < f->nspans && f->spans[i].src == src &&
 	     f->spans[i].tid == tid && f->spans[i].start < b; i++) {
 		uint64_t s = f->spans[i].start > a ? f->spans[i].start : a;

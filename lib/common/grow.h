@@ -20,4 +20,28 @@ static inline void d9_sort(void *base, size_t n, size_t size,
 		qsort(base, n, size, cmp);
 }
 
+/*
+ * The first of the @n elements of @size bytes at @base for which
+ * @before(element, @key) is false (@n if none), the elements being in an
+ * order where it holds of a prefix: a binary search, C++'s
+ * partition_point.
+ */
+static inline size_t d9_partition(const void *base, size_t n, size_t size,
+				  int (*before)(const void *elem,
+						const void *key),
+				  const void *key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (before((const char *)base + mid * size, key))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 #endif

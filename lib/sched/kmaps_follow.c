@@ -68,20 +68,16 @@ static bool identity(int pid, uint64_t *dev, uint64_t *ino,
 	return true;
 }
 
+static int pid_before(const void *elem, const void *key)
+{
+	return ((const struct d9_kmaps_proc *)elem)->pid < *(const int *)key;
+}
+
 /* The index of @pid in f->procs (sorted by pid), or where it would go. */
 static size_t slot(const struct d9_kmaps_follow *f, int pid)
 {
-	size_t lo = 0, hi = f->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (f->procs[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return d9_partition(f->procs, f->n, sizeof(*f->procs), pid_before,
+			    &pid);
 }
 
 static struct d9_kmaps_proc *find(struct d9_kmaps_follow *f, int pid)
@@ -127,20 +123,17 @@ static uint64_t path_hash(const char *s)
 	return h;
 }
 
+static int starts_at_or_before(const void *elem, const void *key)
+{
+	return ((const struct d9_kmaps_range *)elem)->start <=
+	       *(const uint64_t *)key;
+}
+
 /* The first of p->maps (sorted by start) that starts after @a. */
 static size_t range_slot(const struct d9_kmaps_proc *p, uint64_t a)
 {
-	size_t lo = 0, hi = p->nmaps;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].start <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return d9_partition(p->maps, p->nmaps, sizeof(*p->maps),
+			    starts_at_or_before, &a);
 }
 
 struct read_ctx {

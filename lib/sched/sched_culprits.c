@@ -279,22 +279,20 @@ static int cmp_occ(const void *pa, const void *pb)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
+static int occ_before(const void *elem, const void *key)
+{
+	return cmp_occ(elem, key) < 0;
+}
+
 /* The first interval of (@src, @cpu) that ends after @t, or c->nocc. */
 static size_t first_after(const struct sched_culprits *c, uint32_t src,
 			  uint32_t cpu, uint64_t t)
 {
 	struct sched_occ key = { .src = src, .cpu = cpu, .start = t };
-	size_t lo = 0, hi = c->nocc;
-
 	/* the first interval at or past (src, cpu, t) ... */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = d9_partition(c->occ, c->nocc, sizeof(*c->occ), occ_before,
+				 &key);
 
-		if (cmp_occ(&c->occ[mid], &key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* ... or the one before, if it still runs at t */
 	if (lo > 0 && c->occ[lo - 1].src == src && c->occ[lo - 1].cpu == cpu &&
 	    c->occ[lo - 1].end > t)

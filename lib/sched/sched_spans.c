@@ -112,11 +112,22 @@ static int build(struct sched_spans *s)
 	return 0;
 }
 
+/* Whether span @elem sorts before the thread's spans begun after @key's
+ * start (the order of build()). */
+static int span_not_after(const void *elem, const void *key)
+{
+	const struct sched_span *m = elem, *k = key;
+
+	return m->src < k->src || (m->src == k->src && (m->tid < k->tid ||
+	       (m->tid == k->tid && m->start <= k->start)));
+}
+
 const struct sched_span *d9_sched_spans_at(struct sched_spans *s,
 					   uint32_t src, uint32_t tid,
 					   uint64_t ts, int *err)
 {
-	size_t lo = 0, hi;
+	struct sched_span key = { .src = src, .tid = tid, .start = ts };
+	size_t lo;
 	int ret;
 
 	if (!s || !s->nev)
@@ -126,18 +137,8 @@ const struct sched_span *d9_sched_spans_at(struct sched_spans *s,
 			*err = ret;
 		return NULL;
 	}
-	/* the last span of the thread begun at or before ts */
-	hi = s->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct sched_span *m = &s->v[mid];
-
-		if (m->src < src || (m->src == src && (m->tid < tid ||
-		    (m->tid == tid && m->start <= ts))))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* just after the last span of the thread begun at or before ts */
+	lo = d9_partition(s->v, s->n, sizeof(*s->v), span_not_after, &key);
 	if (!lo || s->v[lo - 1].src != src || s->v[lo - 1].tid != tid)
 		return NULL;
 	/* the spans open at ts are it and those it is in: the innermost */

@@ -173,6 +173,11 @@ static int cmp_stack(const void *pa, const void *pb)
 	return a->first < b->first ? -1 : a->first > b->first;
 }
 
+static int stack_not_after(const void *elem, const void *key)
+{
+	return cmp_stack(elem, key) <= 0;
+}
+
 /* In @v (sorted by cmp_stack), the last stack of (@src, @tid) at or
  * before @ts, or NULL. */
 static const struct sched_stack *last_before(const struct sched_stack *v,
@@ -180,18 +185,11 @@ static const struct sched_stack *last_before(const struct sched_stack *v,
 					     uint32_t tid, uint64_t ts)
 {
 	struct sched_stack key = { .src = src, .tid = tid, .ts = ts };
-	size_t lo = 0, hi = n;
+	size_t lo;
 
 	/* The first stack after (src, tid, ts); the one before it. */
 	key.first = SIZE_MAX;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cmp_stack(&v[mid], &key) <= 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = d9_partition(v, n, sizeof(*v), stack_not_after, &key);
 	if (!lo || v[lo - 1].src != src || v[lo - 1].tid != tid)
 		return NULL;
 	return &v[lo - 1];
@@ -297,7 +295,6 @@ const struct sched_symbol *d9_sched_stacks_find_symbol(struct sched_stacks *s,
 						       uint64_t ip)
 {
 	struct sched_symbol key = { .src = src, .pid = pid, .ip = ip };
-	size_t lo = 0, hi;
 
 	if (!s || !s->nsyms)
 		return NULL;
@@ -305,19 +302,7 @@ const struct sched_symbol *d9_sched_stacks_find_symbol(struct sched_stacks *s,
 		d9_sort(s->syms, s->nsyms, sizeof(*s->syms), cmp_symbol);
 		s->syms_sorted = true;
 	}
-	hi = s->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = cmp_symbol(&s->syms[mid], &key);
-
-		if (!c)
-			return &s->syms[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return bsearch(&key, s->syms, s->nsyms, sizeof(*s->syms), cmp_symbol);
 }
 
 void d9_sched_stacks_resolve(const struct sched_stacks *s, uint32_t src,

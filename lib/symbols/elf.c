@@ -73,19 +73,17 @@ bool d9_sym_table_addr(const struct sym_table *t, uint64_t off, uint64_t *addr)
 	return false;
 }
 
+static int at_or_before(const void *elem, const void *key)
+{
+	return ((const struct sym *)elem)->addr <= *(const uint64_t *)key;
+}
+
 const struct sym *d9_sym_table_find(const struct sym_table *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->nsyms;
+	/* just after the last symbol at or before addr */
+	size_t lo = d9_partition(t->syms, t->nsyms, sizeof(*t->syms),
+				 at_or_before, &addr);
 
-	/* the last symbol at or before addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* a sized symbol before it may still hold addr (nested aliases) */
 	for (size_t i = lo; i-- > 0 && lo - i <= 4;) {
 		const struct sym *s = &t->syms[i];
