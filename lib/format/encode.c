@@ -15,7 +15,9 @@
 
 struct enc_schema {
 	uint32_t nfields;
-	bool varints;	/* every field U64 or BOOL: d9_encoder_event_u64() */
+	/* every field U64 or BOOL, at most 64: d9_encoder_event_u64() */
+	bool varints;
+	uint64_t bools;	/* then: bit i set, field i is a BOOL */
 	uint8_t *types;
 };
 
@@ -189,10 +191,14 @@ int dial9_encoder_schema(struct dial9_encoder *e, uint32_t id, uint8_t kind,
 	free(e->schemas[id].types);
 	e->schemas[id].types = types;
 	e->schemas[id].nfields = nfields;
-	e->schemas[id].varints = true;
-	for (uint32_t i = 0; i < nfields; i++)
+	e->schemas[id].varints = nfields <= 64;
+	e->schemas[id].bools = 0;
+	for (uint32_t i = 0; i < nfields; i++) {
 		if (types[i] != DIAL9_U64 && types[i] != DIAL9_BOOL)
 			e->schemas[id].varints = false;
+		if (i < 64 && types[i] == DIAL9_BOOL)
+			e->schemas[id].bools |= 1ull << i;
+	}
 	return 0;
 }
 
@@ -302,10 +308,16 @@ int d9_encoder_event_u64(struct dial9_encoder *e, uint32_t id, uint64_t ts,
 		return -ENOMEM;
 	p = event_head(e, p, id, ts);
 	for (uint32_t i = 0; i < s->nfields; i++) {
-		/* a BOOL is one byte, 0 or 1: the varint of its value */
-		uint64_t x = s->types[i] == DIAL9_BOOL ? v[i] != 0 : v[i];
+		uint64_t x = v[i];
 
-		p = d9_put_varint(p, x);
+		/* a BOOL is one byte, 0 or 1: the varint of its value */
+		if ((s->bools >> i) & 1)
+			x = x != 0;
+		/* most fields (CPUs, states, prios, flags) are one byte */
+		if (x < 0x80)
+			*p++ = (uint8_t)x;
+		else
+			p = d9_put_varint(p, x);
 	}
 	e->len = (size_t)(p - e->buf);
 	return 0;
