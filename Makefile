@@ -142,12 +142,13 @@ fuzz-kmod: deps module $(BUILD)/tests/kmod/fuzz_test $(BUILD)/tests/vm/exit
 	done
 
 # Stock workloads from Debian (rt-tests' hackbench in process and thread
-# mode, stress-ng with more runnable tasks than CPUs) recorded by
+# mode, stress-ng with more runnable tasks than CPUs, perf bench sched
+# messaging, sysbench threads) recorded by
 # `dial9 record --children` in the VM, each thread's runqueue total and
 # wait count checked against the kernel's own (bpftrace reads them at the
 # thread's last switch).  tests/stock/guest.sh says how.
 STOCK_BINS := /usr/bin/bpftrace /usr/bin/hackbench /usr/bin/stress-ng \
-	/usr/bin/perf
+	/usr/bin/perf /usr/bin/sysbench
 test-stock: deps module $(VM_DIAL9) $(BUILD)/tests/vm/exit $(BUILD)/tests/stock/occupy
 	@$(RUN_TESTS) test-stock$(VMSUF) -t $(VM_RUN_TIMEOUT) "vm: tests/vm/run.sh \
 		--kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) \

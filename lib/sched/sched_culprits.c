@@ -268,6 +268,22 @@ int d9_culprits_wait(struct sched_culprits *c, uint32_t src, uint32_t cpu,
 	return 0;
 }
 
+void d9_culprits_clamp(struct sched_culprits *c, size_t i, uint64_t wait_ns)
+{
+	size_t id = c->waits[i].id;
+	uint64_t left = wait_ns;
+
+	for (size_t j = i + 1; j-- > 0 && c->waits[j].id == id;) {
+		struct sched_wait *w = &c->waits[j];
+
+		if (w->end - w->start > left)
+			w->start = w->end - left;
+		left -= w->end - w->start;
+		if (w->info.delay_ns > wait_ns)
+			w->info.delay_ns = wait_ns;
+	}
+}
+
 static int cmp_occ(const void *pa, const void *pb)
 {
 	const struct sched_occ *a = pa, *b = pb;

@@ -164,6 +164,13 @@ int d9_culprits_wait(struct sched_culprits *c, uint32_t src, uint32_t cpu,
 		     size_t thread, uint64_t start, uint64_t end,
 		     const struct sched_wait_info *info, bool more);
 /*
+ * The kernel counted @wait_ns for the wait whose final piece (ending at
+ * the switch-in) is @i, less than the tracepoints measured: its pieces
+ * (one per CPU it waited on) last @wait_ns at most in all, cut from the
+ * start, and so does the wait.
+ */
+void d9_culprits_clamp(struct sched_culprits *c, size_t i, uint64_t wait_ns);
+/*
  * Lay every wait over its CPU's occupants: @add(ctx, thread, occupant,
  * ns, wait) for each overlap of wait @wait (its id) with an occupant's
  * interval, waits in turn; stops at an error @add returns.

@@ -84,123 +84,11 @@ void d9_sched_stats_free(struct sched_stats *st)
 	memset(st, 0, sizeof(*st));
 }
 
-static bool same_str(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && !strcmp(a, b));
-}
-
-int d9_sched_stats_source(struct sched_stats *st, const char *host,
-		       const char *boot_id)
-{
-	struct sched_source *s, *ns;
-
-	for (size_t i = 0; i < st->nsrcs; i++)
-		if (same_str(st->srcs[i].host, host) &&
-		    same_str(st->srcs[i].boot_id, boot_id))
-			return (int)i;
-	ns = realloc(st->srcs, (st->nsrcs + 1) * sizeof(*ns));
-	if (!ns)
-		return -ENOMEM;
-	st->srcs = ns;
-	s = &ns[st->nsrcs];
-	memset(s, 0, sizeof(*s));
-	s->host = host ? strdup(host) : NULL;
-	s->boot_id = boot_id ? strdup(boot_id) : NULL;
-	if ((host && !s->host) || (boot_id && !s->boot_id)) {
-		free(s->host);
-		free(s->boot_id);
-		return -ENOMEM;
-	}
-	return (int)st->nsrcs++;
-}
-
-static struct sched_source *source(struct sched_stats *st, uint32_t src)
-{
-	while (st->nsrcs <= src)
-		if (d9_sched_stats_source(st, NULL, NULL) < 0)
-			return NULL;
-	return &st->srcs[src];
-}
-
-static size_t hash(uint32_t src, uint32_t tid, size_t cap)
-{
-	return (size_t)((tid * 2654435761u) ^ (src * 40503u)) & (cap - 1);
-}
-
-static int rehash(struct sched_stats *st)
-{
-	size_t nc = st->tab_cap ? st->tab_cap * 2 : 256;
-	uint32_t *nt = calloc(nc, sizeof(*nt));
-
-	if (!nt)
-		return -ENOMEM;
-	for (size_t j = 0; j < st->n; j++) {
-		size_t i = hash(st->threads[j].src, st->threads[j].tid, nc);
-
-		while (nt[i])
-			i = (i + 1) & (nc - 1);
-		nt[i] = (uint32_t)j + 1;
-	}
-	free(st->tab);
-	st->tab = nt;
-	st->tab_cap = nc;
-	return 0;
-}
-
 int d9_sched_stats_want_culprits(struct sched_stats *st)
 {
 	if (!st->culprits)
 		st->culprits = calloc(1, sizeof(*st->culprits));
 	return st->culprits ? 0 : -ENOMEM;
-}
-
-long d9_sched_stats_find(const struct sched_stats *st, uint32_t src,
-			 uint32_t tid, uint32_t tgid)
-{
-	if (!st->tab_cap)
-		return -1;
-	for (size_t i = hash(src, tid, st->tab_cap); st->tab[i];
-	     i = (i + 1) & (st->tab_cap - 1)) {
-		const struct sched_thread *t = &st->threads[st->tab[i] - 1];
-
-		if (t->src == src && t->tid == tid &&
-		    (!tgid || !t->tgid || t->tgid == tgid))
-			return (long)st->tab[i] - 1;
-	}
-	return -1;
-}
-
-long d9_sched_stats_thread(struct sched_stats *st, uint32_t src, uint32_t tid,
-			uint32_t tgid)
-{
-	struct sched_thread *t;
-	long ti;
-	size_t i;
-
-	if ((st->n + 1) * 2 >= st->tab_cap && rehash(st))
-		return -ENOMEM;
-	/* A tid reused by another process of the source is a new thread. */
-	ti = d9_sched_stats_find(st, src, tid, tgid);
-	if (ti >= 0) {
-		t = &st->threads[ti];
-		if (!t->tgid)
-			t->tgid = tgid;
-		return ti;
-	}
-	for (i = hash(src, tid, st->tab_cap); st->tab[i];
-	     i = (i + 1) & (st->tab_cap - 1))
-		;
-	if (d9_grow((void **)&st->threads, &st->cap, st->n + 1, sizeof(*t)))
-		return -ENOMEM;
-	t = &st->threads[st->n++];
-	memset(t, 0, sizeof(*t));
-	t->src = src;
-	t->tid = tid;
-	t->tgid = tgid;
-	t->nloss = st->nloss;
-	t->prio = -1;
-	st->tab[i] = (uint32_t)st->n;
-	return (long)st->n - 1;
 }
 
 int d9_sched_hist_bucket(uint64_t ns)
@@ -247,8 +135,16 @@ static void correct_delay(struct sched_stats *st, struct sched_thread *t,
 	t->pending = 0;
 	if (!delta || (delta < 0 && (uint64_t)-delta > old))
 		return;
+
 	/* The kernel's, either way (its clock can lag at either end). */
 	now = delta < 0 ? old - (uint64_t)-delta : old + (uint64_t)delta;
+	/*
+	 * What ran meanwhile is laid over the wait as the kernel counted it
+	 * where that is shorter (never longer: before it, the thread ran).
+	 */
+	if (delta < 0 && st->culprits && t->pending_wait)
+		d9_culprits_clamp(st->culprits, t->pending_wait - 1, now);
+	t->pending_wait = 0;
 	t->delays[i] = now;
 	t->delay_sum = t->delay_sum - old + now;
 	st->hist[d9_sched_hist_bucket(old)]--;
@@ -278,7 +174,7 @@ static bool visible(uint32_t tid)
 int d9_sched_stats_cpu_seen(struct sched_stats *st, uint32_t src, uint32_t cpu,
 			 uint64_t now)
 {
-	struct sched_source *s = source(st, src);
+	struct sched_source *s = d9_sched_stats_src(st, src);
 
 	if (!st->first_ns || now < st->first_ns)
 		st->first_ns = now;
@@ -535,6 +431,9 @@ int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 		struct sched_task prev = { e->other, e->other_tgid,
 					   e->other_prio };
 
+		size_t n;
+
+		t->pending_wait = 0;
 		if (d9_culprits_in(st->culprits, e->src, e->cpu, e->ts, &prev))
 			return -ENOMEM;
 		struct sched_wait_info wi = {
@@ -590,10 +489,14 @@ int d9_sched_stats_in(struct sched_stats *st, const struct sched_ev *e,
 					return -ENOMEM;
 				from = t->mig_ts;
 			}
+			n = st->culprits->nwaits;
 			if (d9_culprits_wait(st->culprits, e->src, e->cpu,
 					     r.thread, from, r.p[i].end, &wi,
 					     false))
 				return -ENOMEM;
+			/* the piece correct_delay() may shorten */
+			if (st->culprits->nwaits > n && r.p[i].end == e->ts)
+				t->pending_wait = st->culprits->nwaits;
 		}
 	}
 	if (res)
@@ -653,7 +556,7 @@ void d9_sched_stats_waking(struct sched_stats *st, uint32_t src, uint64_t ts,
 int d9_sched_stats_lost(struct sched_stats *st, uint32_t src, uint64_t ts,
 		     uint32_t cpu, uint64_t count)
 {
-	struct sched_source *s = source(st, src);
+	struct sched_source *s = d9_sched_stats_src(st, src);
 	struct sched_loss *l;
 
 	if (!s || d9_grow((void **)&st->losses, &st->loss_cap, st->nloss + 1,

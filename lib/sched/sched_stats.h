@@ -74,6 +74,7 @@ struct sched_thread {
 	uint64_t *delay_at;		/* when each ended (until sorted) */
 	size_t ndelays, cap, cap_at;
 	size_t pending;			/* 1 + index of a delay to correct */
+	size_t pending_wait;		/* 1 + index of its culprits' wait */
 	/* the one total (d9_sched_stats_finish): exact with totals */
 	uint64_t runq_total_ns, waits;
 	/* cumulative totals: at first observation, and the newest known */
@@ -155,6 +156,8 @@ void d9_sched_stats_free(struct sched_stats *st);
  */
 int d9_sched_stats_source(struct sched_stats *st, const char *host,
 		       const char *boot_id);
+/* Source @src, made (with no host or boot id) if needed; NULL: -ENOMEM. */
+struct sched_source *d9_sched_stats_src(struct sched_stats *st, uint32_t src);
 /* An event of @cpu at @ts (for the windows of losses); -ENOMEM. */
 int d9_sched_stats_cpu_seen(struct sched_stats *st, uint32_t src, uint32_t cpu,
 			 uint64_t ts);

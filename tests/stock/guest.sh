@@ -186,6 +186,7 @@ culprits() {
 			c = p; sub(/.*"culprits":\[/, "", c); sub(/\].*/, "", c)
 			r = field(p, "runnable_ns"); cs = nssum(c)
 			q = field(p, "runq_total_ns"); rq += q; rn += r
+			nw += field(p, "waits")
 			threads++
 			if (cs > 0) with++
 			if (cs > r + 1000) { bad++; if (bad <= 3) printf("# culprits %d ns > runnable %d ns\n", cs, r) }
@@ -202,20 +203,26 @@ culprits() {
 			if (w < 100000 || nssum(c) > w + 1000) { dbad++; if (dbad <= 3) printf("# delay %d ns, ran %d ns\n", w, nssum(c)) }
 		}
 	}
-	END { printf("RES %d %d %d %d %d %.0f %.0f %.0f\n", threads + 0, with + 0, bad + 0, delays + 0, dbad + 0, tot, rq, rn) }
+	END { printf("RES %d %d %d %d %d %.0f %.0f %.0f %d\n", threads + 0, with + 0, bad + 0, delays + 0, dbad + 0, tot, rq, rn, nw + 0) }
 	' /tmp/cul.json /tmp/exp.json)
 	echo "$res" | grep '^#'
 	set -- $(echo "$res" | grep '^RES')
-	echo "# $label: culprits for $3 of $2 threads, $(($7 / 1000000)) ms in all (runqueue total $(($8 / 1000000)) ms, runnable $(($9 / 1000000)) ms); $5 delays of 100 us or more explained"
+	echo "# $label: culprits for $3 of $2 threads, $(($7 / 1000000)) ms in all (runqueue total $(($8 / 1000000)) ms over ${10} waits, runnable $(($9 / 1000000)) ms); $5 delays of 100 us or more explained"
 	if [ "$2" -gt 0 ] && [ "$3" -gt 0 ] && [ "$4" -eq 0 ] && [ "$5" -gt 0 ] && [ "$6" -eq 0 ]; then
 		ok "$label: culprits within each thread's runnable time, what ran within each delay"
 	else
 		notok "$label: culprits: $4 threads over, $6 delays over (of $2 threads, $5 delays)"
 	fi
-	# In all, the culprits' time is the kernel's runqueue total (each
-	# wait's window is the kernel's measure of it): within 2%.
+	# In all, the culprits' time is the kernel's runqueue total: each
+	# wait is laid over its CPU between the tracepoints' ends, at most
+	# the kernel's measure of it (sched_stats.c).  Within 2%, and 20 us a
+	# wait: the kernel's ends are the runqueue clock read as __schedule()
+	# begins, so a wait after a preemption or yield counts from before
+	# the pick of the next task, while the thread still ran (under TCG
+	# on 6.12, 1 to 12 us a wait on average, per thread, for sysbench's
+	# yields).
 	d=$(($7 - $8)); [ $d -lt 0 ] && d=$((-d))
-	if [ "$8" -gt 0 ] && [ $((d * 50)) -le "$8" ]; then
+	if [ "$8" -gt 0 ] && [ $((d * 50)) -le $(($8 + ${10} * 20000 * 50)) ]; then
 		ok "$label: the culprits' time adds up to the kernel's runqueue total"
 	else
 		notok "$label: culprits $(($7 / 1000000)) ms against a runqueue total of $(($8 / 1000000)) ms"
@@ -231,7 +238,8 @@ sleep 100000 &
 idle=$!
 dial9 record -o /tmp/keep -p $idle >/dev/null 2>/tmp/keep.err &
 keep=$!
-bpftrace /bin/refprobe.bt hackbench stress-ng >/tmp/ref-all.txt 2>/tmp/bt.err &
+bpftrace /bin/refprobe.bt hackbench stress-ng sched-messaging sysbench \
+	>/tmp/ref-all.txt 2>/tmp/bt.err &
 bt=$!
 i=0
 while ! grep -q Attaching /tmp/ref-all.txt && [ $i -lt 600 ]; do
@@ -291,6 +299,11 @@ run() {
 run hackbench hackbench -g 2 -l 30
 run hackbench-threads hackbench -T -g 2 -l 30
 run stress-ng stress-ng --cpu 6 --cpu-ops 60 --quiet
+# perf's own messaging benchmark (80 processes, as hackbench) and
+# sysbench's threads test (6 threads taking mutexes and yielding).
+run perf-messaging perf bench sched messaging -g 2 -l 20
+run sysbench sysbench threads --threads=6 --thread-yields=50 \
+	--thread-locks=2 --events=1000 --time=0 run
 at "stopping bpftrace"
 kill -INT $bt
 bounded $bt 30 "bpftrace (the reference)" note
