@@ -94,8 +94,8 @@ $(BUILD)/tests/kmod/%: tests/kmod/%.c tests/kmod/dial9_test.h uapi/linux/dial9.h
 $(BUILD)/tests/kmod/stack_test $(BUILD)/tests/sched/stacks_test \
 $(BUILD)/tests/kmod/sample_test $(BUILD)/tests/sched/profile_test: \
 	USER_CFLAGS += -fno-omit-frame-pointer
-$(BUILD)/tests/kmod/stack_test $(BUILD)/tests/sched/stacks_test: \
-	tests/kmod/stack_chain.h
+$(BUILD)/tests/kmod/stack_test $(BUILD)/tests/sched/stacks_test \
+$(BUILD)/tests/sched/profile_test: tests/kmod/stack_chain.h
 $(BUILD)/tests/kmod/sample_test $(BUILD)/tests/sched/profile_test: \
 	tests/kmod/hot_chain.h
 

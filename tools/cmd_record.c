@@ -3,8 +3,8 @@
  * cmd_record.c - `dial9 record`: the scheduling of unmodified processes,
  * into ordinary segments.
  *
- *   dial9 record [-o DIR] [--children] [--service NAME] -p PID...
- *   dial9 record [-o DIR] [--children] [--service NAME] -- CMD [ARGS]
+ *   dial9 record [-o DIR] [--children] [--stacks] [--service NAME] -p PID...
+ *   dial9 record [-o DIR] [--children] [--stacks] [--service NAME] -- CMD [ARGS]
  *
  * It runs a recorder in this process with the targets as its scheduler
  * source (dial9.ko, else perf_event_open) and nothing of its own, until the
@@ -40,8 +40,8 @@ static bool alive(int pid)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dial9 record [-o DIR] [--children] [--service NAME] [--ring-kb N] [--cpu-hz N] -p PID...\n"
-		"       dial9 record [-o DIR] [--children] [--service NAME] [--ring-kb N] [--cpu-hz N] -- CMD [ARGS]\n"
+		"usage: dial9 record [-o DIR] [--children] [--stacks] [--service NAME] [--ring-kb N] [--cpu-hz N] -p PID...\n"
+		"       dial9 record [-o DIR] [--children] [--stacks] [--service NAME] [--ring-kb N] [--cpu-hz N] -- CMD [ARGS]\n"
 		"\nRecords the scheduling of the processes (switches, wake-ups,\n"
 		"runqueue delays, migrations) until the command exits, every PID is\n"
 		"gone, or Ctrl-C.  DIR defaults to DIAL9_TRACE_DIR or /tmp/dial9-traces.\n"
@@ -49,6 +49,9 @@ static void usage(FILE *out)
 		"--cpu-hz: on-CPU samples a second per CPU, with user stacks (a CPU\n"
 		"profile for dial9 flame --on-cpu); default DIAL9_CPU_SAMPLE_HZ or\n"
 		"99, 0: none, at most 1000.\n"
+		"--stacks: the user stack of each switch-out and of each waker (where\n"
+		"a thread blocked, who woke it: dial9 flame, dial9 sched --explain);\n"
+		"dial9.ko only, also DIAL9_SCHED_STACKS=1.\n"
 		"Other users' processes need CAP_PERFMON; with dial9.ko any process\n"
 		"other than the recorder's own needs it too.\n");
 }
@@ -74,6 +77,7 @@ int cmd_record(int argc, char **argv)
 		{ "service", required_argument, NULL, 's' },
 		{ "ring-kb", required_argument, NULL, 'r' },
 		{ "cpu-hz", required_argument, NULL, 'H' },
+		{ "stacks", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -83,7 +87,7 @@ int cmd_record(int argc, char **argv)
 	const char *dir = getenv("DIAL9_TRACE_DIR");
 	const char *service = NULL;
 	int pids[64], npids = 0, c, status = 0, ret, go[2] = { -1, -1 };
-	bool children = false;
+	bool children = false, stacks = false;
 	uint32_t ring_kb = 0;		/* 0: the library's default */
 	long cpu_hz = -1;		/* -1: the environment's, or 99 */
 	pid_t child = -1;
@@ -98,6 +102,7 @@ int cmd_record(int argc, char **argv)
 		switch (c) {
 		case 'o': dir = optarg; break;
 		case 'c': children = true; break;
+		case 'S': stacks = true; break;
 		case 's': service = optarg; break;
 		case 'r':
 			errno = 0;
@@ -190,10 +195,13 @@ int cmd_record(int argc, char **argv)
 	/* DIAL9_SCHED_ENABLED=0 would record nothing at all */
 	if (cfg.sched == DIAL9_SCHED_OFF)
 		cfg.sched = DIAL9_SCHED_AUTO;
-	/* DIAL9_SCHED_OCCUPANTS=0 applies; the rest is the command line's */
-	cfg.sched_flags = (cfg.sched_flags & DIAL9_SCHED_NO_OCCUPANTS) |
+	/* DIAL9_SCHED_OCCUPANTS=0 and DIAL9_SCHED_STACKS=1 apply; the rest
+	 * is the command line's */
+	cfg.sched_flags = (cfg.sched_flags & (DIAL9_SCHED_NO_OCCUPANTS |
+					      DIAL9_SCHED_STACKS)) |
 			  DIAL9_SCHED_NO_SELF |
-			  (children ? DIAL9_SCHED_CHILDREN : 0);
+			  (children ? DIAL9_SCHED_CHILDREN : 0) |
+			  (stacks ? DIAL9_SCHED_STACKS : 0);
 	cfg.sched_pids = pids;
 	cfg.sched_npids = (uint32_t)npids;
 	if (ring_kb)
@@ -255,6 +263,13 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)st.sched_samples_missed);
 	else if (cfg.cpu_sample_hz)
 		fprintf(stderr, "dial9 record: no CPU samples: %s cannot take them here (dial9 info shows why)\n",
+			st.sched_backend);
+	if ((cfg.sched_flags & DIAL9_SCHED_STACKS) &&
+	    !strcmp(st.sched_backend, "dial9.ko"))
+		fprintf(stderr, "dial9 record: %llu user stacks (lost ones are among the records lost)\n",
+			(unsigned long long)st.sched_stacks);
+	else if (cfg.sched_flags & DIAL9_SCHED_STACKS)
+		fprintf(stderr, "dial9 record: no user stacks: they need dial9.ko, not %s\n",
 			st.sched_backend);
 	if (cfg.pipeline)
 		fprintf(stderr, "dial9 record: shipped %llu segments (%llu failed, %llu not shipped by the shutdown timeout, %llu evicted), %llu summaries (%llu lost)\n",

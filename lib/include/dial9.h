@@ -345,6 +345,10 @@ struct dial9_stats {
 	/* Sampling periods dial9.ko's timer fired too late for (interrupts
 	 * off longer than a period): CPU time the samples do not show. */
 	uint64_t sched_samples_missed;
+	/* DIAL9_SCHED_STACKS: user stacks written (sched.stack events, at
+	 * switch-outs and of wakers); 0 where the backend takes none
+	 * (sched_note says why). */
+	uint64_t sched_stacks;
 };
 
 /*

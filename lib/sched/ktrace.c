@@ -267,6 +267,8 @@ static int add_stack(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 	if (sample) {
 		kt->samples++;
 		kt->samples_missed += st->reserved;
+	} else {
+		kt->stacks++;
 	}
 	return emit_values(kt, sample ? KT_SAMPLE : KT_STACK, h->time_ns, v);
 }

@@ -302,6 +302,7 @@ struct d9_ktrace {
 	uint64_t lost;		/* records the kernel reported lost, total */
 	uint64_t unfollowed;	/* UNFOLLOWED records, total */
 	uint64_t samples;	/* SAMPLE records, total */
+	uint64_t stacks;	/* STACK records, total */
 	uint64_t samples_missed;	/* timer periods they say were skipped */
 	uint64_t sample_period_ns;	/* what one SAMPLE stands for */
 };

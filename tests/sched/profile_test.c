@@ -26,6 +26,7 @@
 
 #include "dial9.h"
 #include "../kmod/hot_chain.h"
+#include "../kmod/stack_chain.h"
 #include "kselftest_harness.h"
 
 /* The output of @cmd (NUL-terminated, to free) and its exit status. */
@@ -210,6 +211,26 @@ __attribute__((constructor)) static void profile_command(void)
 	cpu_set_t s;
 	pid_t kid;
 
+	if (getenv("D9_PROFILE_BLOCK")) {
+		struct chain ch = { 0 };
+		int p[2];
+
+		/* blocks in a() -> b() -> c() -> read(2) until its child writes */
+		if (pipe(p))
+			_exit(2);
+		kid = fork();
+		if (!kid) {
+			usleep(50000);
+			_exit(write(p[1], "x", 1) == 1 ? 0 : 1);
+		}
+		ch.fd = p[0];
+		if (a(&ch) != 1)
+			_exit(3);
+		waitpid(kid, NULL, 0);
+		printf("PID %d\n", (int)getpid());
+		fflush(stdout);
+		_exit(0);
+	}
 	if (!ms)
 		return;
 	CPU_ZERO(&s);
@@ -274,6 +295,49 @@ TEST(record_names_the_command_and_its_child)
 	TH_LOG("command %d, its child %d:\n%.1500s", cmd_pid, kid, out);
 	EXPECT_TRUE(hot_line_of(out, cmd_pid));
 	EXPECT_TRUE(hot_line_of(out, kid));
+	free(out);
+}
+
+/*
+ * dial9 record --stacks -- CMD: the command blocks in a known chain; the
+ * off-CPU flame graph has it, named, and the summary counts the stacks.
+ */
+TEST(record_stacks_show_where_the_command_blocked)
+{
+	char dir[64], self[512], cmd[1024], label[32], *out, *at;
+	int status, pid = 0;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	ASSERT_LT(0, n);
+	self[n] = 0;
+	snprintf(dir, sizeof(dir), "/tmp/d9-profile-stk-%d", getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "D9_PROFILE_BLOCK=1 dial9 record --stacks --cpu-hz 0 -o %s -- %s 2>&1",
+		 dir, self);
+	out = run(cmd, &status);
+	ASSERT_NE(NULL, out);
+	ASSERT_EQ(0, status) TH_LOG("%s: %s", cmd, out);
+	at = strstr(out, "PID ");
+	ASSERT_NE(NULL, at) TH_LOG("%s", out);
+	pid = atoi(at + 4);
+	EXPECT_NE(NULL, strstr(out, " user stacks")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, ": 0 user stacks")) TH_LOG("%s", out);
+	TH_LOG("%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "dial9 flame %s", dir);
+	out = run(cmd, &status);
+	ASSERT_NE(NULL, out);
+	ASSERT_EQ(0, status) TH_LOG("%s: %s", cmd, out);
+	snprintf(label, sizeof(label), " %d;", pid);
+	TH_LOG("%.1500s", out);
+	{
+		bool found = false;
+
+		for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n"))
+			found |= strstr(l, label) && strstr(l, ";a;b;c ");
+		EXPECT_TRUE(found) TH_LOG("no line of %d ends in ;a;b;c", pid);
+	}
 	free(out);
 }
 
