@@ -10,12 +10,15 @@
  *     fork of dial9 itself until its exec, and any recorded process may
  *     exec.  Mappings read after an exec stand for the frames from the
  *     exec's time on (d9_sched_stacks_resolve());
- *   - a frame lies outside every mapping written for it: what the
- *     dynamic loader mapped after an early read, a dlopen.  Frames that
- *     stay outside (JIT code, anonymous memory, a frame-pointer chain
- *     through code built without them) would read the maps at every
- *     stack: such reads back off, 100 ms after the first, doubling to
- *     10 s.
+ *   - its instruction (the first frame: the interrupted one, or where
+ *     it entered the kernel) lies outside every mapping written for it:
+ *     what the dynamic loader mapped after an early read, a dlopen.  Not
+ *     the other frames: a frame-pointer chain through code built without
+ *     frame pointers (glibc) yields addresses that are in no mapping, and
+ *     would have the maps read at every stack.  Instructions that stay
+ *     outside (JIT code, anonymous memory) would too: such reads back
+ *     off, 100 ms after the first, doubling to 10 s.  A read costs about
+ *     a millisecond (the maps parsed, each file's build-id read).
  * A mapping already written for the process is not written again.
  *
  * An exec is told from a rename by the process's executable and where
@@ -195,19 +198,18 @@ int d9_kmaps_follow_read(struct d9_kmaps_follow *f, int pid, uint64_t ts,
 	return rc.err ? rc.err : ret;
 }
 
-/* Whether every address of @st lies in a mapping written for @p. */
+/* Whether the instruction of @st lies in a mapping written for @p. */
 static bool covered(const struct d9_kmaps_proc *p,
 		    const struct dial9_rec_stack *st)
 {
-	for (uint32_t i = 0; i < st->nr; i++) {
-		/* the last mapping that starts at or below it; one that was
-		 * unmapped since may hide another: then a read too many */
-		size_t j = range_slot(p, st->ips[i]);
+	/* the last mapping that starts at or below it; one that was
+	 * unmapped since may hide another: then a read too many */
+	size_t j;
 
-		if (!j || st->ips[i] >= p->maps[j - 1].end)
-			return false;
-	}
-	return true;
+	if (!st->nr)
+		return true;
+	j = range_slot(p, st->ips[0]);
+	return j && st->ips[0] < p->maps[j - 1].end;
 }
 
 int d9_kmaps_follow_rec(struct d9_kmaps_follow *f,

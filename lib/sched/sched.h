@@ -381,8 +381,8 @@ int d9_kmaps_follow_read(struct d9_kmaps_follow *f, int pid, uint64_t ts,
 			 void *ctx);
 /*
  * A kernel record, before it is encoded: a STACK or SAMPLE of a process
- * whose mappings were not written, that exec'd since, or with a frame
- * outside them, has them read first (d9_kmaps_follow_read(), @ts the
+ * whose mappings were not written, that exec'd since, or whose
+ * instruction lies outside them, has them read first (d9_kmaps_follow_read(), @ts the
  * exec's time or else the record's); a COMM record of a process whose
  * executable changed marks it exec'd.  0 or an error of the read.
  */
