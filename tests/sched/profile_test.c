@@ -265,6 +265,26 @@ static bool hot_line_of(const char *out, pid_t tid)
 }
 
 /*
+ * `ENV dial9 record OPTS -o DIR -- this program` (DIR: /tmp/d9-profile-
+ * @tag-PID, into @dir), its output (stdout, and stderr with @err), and
+ * its exit status in *@status; NULL if it could not run.
+ */
+static char *record_self(const char *env, const char *opts, const char *tag,
+			 bool err, char *dir, size_t dlen, int *status)
+{
+	char self[512], cmd[1024];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return NULL;
+	self[n] = 0;
+	snprintf(dir, dlen, "/tmp/d9-profile-%s-%d", tag, getpid());
+	snprintf(cmd, sizeof(cmd), "%s dial9 record %s -o %s -- %s%s", env,
+		 opts, dir, self, err ? " 2>&1" : "");
+	return run(cmd, status);
+}
+
+/*
  * dial9 record -- CMD --children: the command runs from a fork of dial9
  * itself until its exec, and its child starts after the recording did;
  * both have their frames named (their mappings written at their first
@@ -272,20 +292,13 @@ static bool hot_line_of(const char *out, pid_t tid)
  */
 TEST(record_names_the_command_and_its_child)
 {
-	char dir[64], self[512], cmd[1024], *out;
+	char dir[64], cmd[256], *out;
 	int status, cmd_pid = 0, kid = 0;
-	ssize_t n;
 
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	ASSERT_LT(0, n);
-	self[n] = 0;
-	snprintf(dir, sizeof(dir), "/tmp/d9-profile-rec-%d", getpid());
-	snprintf(cmd, sizeof(cmd),
-		 "D9_PROFILE_SPIN_MS=300 dial9 record --cpu-hz 1000 --children -o %s -- %s",
-		 dir, self);
-	out = run(cmd, &status);
+	out = record_self("D9_PROFILE_SPIN_MS=300", "--cpu-hz 1000 --children",
+			  "rec", false, dir, sizeof(dir), &status);
 	ASSERT_NE(NULL, out);
-	ASSERT_EQ(0, status) TH_LOG("%s: %s", cmd, out);
+	ASSERT_EQ(0, status) TH_LOG("%s", out);
 	ASSERT_EQ(2, sscanf(out, "%d %d", &cmd_pid, &kid)) TH_LOG("%s", out);
 	free(out);
 	snprintf(cmd, sizeof(cmd), "dial9 flame --on-cpu %s", dir);
@@ -304,20 +317,13 @@ TEST(record_names_the_command_and_its_child)
  */
 TEST(record_stacks_show_where_the_command_blocked)
 {
-	char dir[64], self[512], cmd[1024], label[32], *out, *at;
+	char dir[64], cmd[256], label[32], *out, *at;
 	int status, pid = 0;
-	ssize_t n;
 
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	ASSERT_LT(0, n);
-	self[n] = 0;
-	snprintf(dir, sizeof(dir), "/tmp/d9-profile-stk-%d", getpid());
-	snprintf(cmd, sizeof(cmd),
-		 "D9_PROFILE_BLOCK=1 dial9 record --stacks --cpu-hz 0 -o %s -- %s 2>&1",
-		 dir, self);
-	out = run(cmd, &status);
+	out = record_self("D9_PROFILE_BLOCK=1", "--stacks --cpu-hz 0", "stk",
+			  true, dir, sizeof(dir), &status);
 	ASSERT_NE(NULL, out);
-	ASSERT_EQ(0, status) TH_LOG("%s: %s", cmd, out);
+	ASSERT_EQ(0, status) TH_LOG("%s", out);
 	at = strstr(out, "PID ");
 	ASSERT_NE(NULL, at) TH_LOG("%s", out);
 	pid = atoi(at + 4);
