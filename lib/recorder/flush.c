@@ -109,8 +109,12 @@ static void ksched_record(void *ctx, const struct dial9_rec_header *rec)
 	struct recorder *r = ctx;
 	size_t len;
 
-	/* a stack of a process without mappings in the trace gets them */
-	if (r->maps_on && d9_kmaps_follow_rec(&r->maps, rec, put_mapping, r))
+	/* a stack of a process without mappings in the trace gets them
+	 * (the records that matter tested here: most are switches) */
+	if (r->maps_on && (rec->type == DIAL9_REC_STACK ||
+			   rec->type == DIAL9_REC_SAMPLE ||
+			   rec->type == DIAL9_REC_COMM) &&
+	    d9_kmaps_follow_rec(&r->maps, rec, put_mapping, r))
 		r->sched_error = -ENOMEM;
 	if (d9_ktrace_add(&r->kt, rec)) {
 		r->sched_error = -EPROTO;
