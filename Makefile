@@ -150,7 +150,7 @@ fuzz-kmod: deps module $(BUILD)/tests/kmod/fuzz_test $(BUILD)/tests/vm/exit
 STOCK_BINS := /usr/bin/bpftrace /usr/bin/hackbench /usr/bin/stress-ng \
 	/usr/bin/perf /usr/bin/sysbench
 test-stock: deps module $(VM_DIAL9) $(BUILD)/tests/vm/exit $(BUILD)/tests/stock/occupy
-	@$(RUN_TESTS) test-stock$(VMSUF) -t $(VM_RUN_TIMEOUT) "vm: tests/vm/run.sh \
+	@DIAL9_VM_TIMEOUT=840 $(RUN_TESTS) test-stock$(VMSUF) -t $(VM_RUN_TIMEOUT) "vm: tests/vm/run.sh \
 		--kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) \
 		--mem 2048 $(addprefix --bin ,$(STOCK_BINS)) --file $(VM_DIAL9) \
 		--file tests/stock/refprobe.bt --file tests/stock/culprits.sh \
