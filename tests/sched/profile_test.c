@@ -27,29 +27,24 @@
 #include "dial9.h"
 #include "../kmod/hot_chain.h"
 #include "../kmod/stack_chain.h"
+#include "cmd.h"
 #include "kselftest_harness.h"
 
 /* The output of @cmd (NUL-terminated, to free) and its exit status. */
 static char *run(const char *cmd, int *status)
 {
-	size_t len = 0, cap = 1 << 20;
+	size_t cap = 1 << 20;
 	char *out = malloc(cap);
-	FILE *pp = popen(cmd, "r");
 
-	if (!out || !pp) {
-		free(out);
+	if (!out) {
 		*status = -1;
 		return NULL;
 	}
-	while (len < cap - 1) {
-		size_t n = fread(out + len, 1, cap - 1 - len, pp);
-
-		if (!n)
-			break;
-		len += n;
+	*status = test_cmd_output(cmd, out, cap);
+	if (*status == -1) {
+		free(out);
+		return NULL;
 	}
-	out[len] = 0;
-	*status = pclose(pp);
 	return out;
 }
 

@@ -26,6 +26,7 @@
 
 #include "dial9.h"
 #include "../kmod/stack_chain.h"
+#include "cmd.h"
 #include "kselftest_harness.h"
 
 static void pin0(void)
@@ -125,11 +126,10 @@ TEST(explain_shows_the_blocked_chain)
 	char wwant[512], w0[160], w1[160], w2[160];
 	struct dial9_config cfg;
 	struct chain ch = { 0 }, wk = { .nr = SYS_write };
-	size_t len = 0, cap = 1 << 20;
+	size_t cap = 1 << 20;
 	char *out = malloc(cap);
 	pthread_t t;
 	int p[2];
-	FILE *pp;
 
 	ASSERT_NE(NULL, out);
 	ASSERT_EQ(0, pipe(p));
@@ -168,17 +168,7 @@ TEST(explain_shows_the_blocked_chain)
 	snprintf(cmd, sizeof(cmd),
 		 "dial9 sched --explain --no-symbols --min-delay 1 --json %s",
 		 dir);
-	pp = popen(cmd, "r");
-	ASSERT_NE(NULL, pp);
-	while (len < cap - 1) {
-		size_t n = fread(out + len, 1, cap - 1 - len, pp);
-
-		if (!n)
-			break;
-		len += n;
-	}
-	out[len] = 0;
-	ASSERT_EQ(0, pclose(pp));
+	ASSERT_EQ(0, test_cmd_output(cmd, out, cap));
 	EXPECT_NE(NULL, strstr(out, want)) {
 		const char *d = strstr(out, "\"delays\"");
 
@@ -203,11 +193,7 @@ TEST(explain_shows_the_blocked_chain)
 			snprintf(want, sizeof(want), ";%s;%s;%s ", f2, f1, f0);
 		snprintf(cmd, sizeof(cmd), "dial9 flame %s--tid %d %s",
 			 named ? "" : "--no-symbols ", ch.tid, dir);
-		pp = popen(cmd, "r");
-		ASSERT_NE(NULL, pp);
-		len = fread(out, 1, cap - 1, pp);
-		out[len] = 0;
-		ASSERT_EQ(0, pclose(pp));
+		ASSERT_EQ(0, test_cmd_output(cmd, out, cap));
 		hit = strstr(out, want);
 		EXPECT_NE(NULL, hit)
 			TH_LOG("%s: want %s in:\n%.2000s", cmd, want, out);
@@ -215,20 +201,6 @@ TEST(explain_shows_the_blocked_chain)
 			EXPECT_LT(0, atol(hit + strlen(want)));
 	}
 	free(out);
-}
-
-/* @cmd's stdout and stderr into @out (@cap bytes); its exit status. */
-static int run(const char *cmd, char *out, size_t cap)
-{
-	FILE *pp = popen(cmd, "r");
-	size_t len = 0, n;
-
-	if (!pp)
-		return -1;
-	while (len < cap - 1 && (n = fread(out + len, 1, cap - 1 - len, pp)))
-		len += n;
-	out[len] = 0;
-	return pclose(pp);
 }
 
 TEST(shipped_segments_carry_the_names)
@@ -277,7 +249,7 @@ TEST(shipped_segments_carry_the_names)
 	snprintf(away, sizeof(away), "%s.away", exe);
 	ASSERT_EQ(0, rename(exe, away));
 	snprintf(cmd, sizeof(cmd), "dial9 flame --tid %d %s 2>&1", ch.tid, wb);
-	EXPECT_EQ(0, run(cmd, out, cap));
+	EXPECT_EQ(0, test_cmd_output(cmd, out, cap));
 	EXPECT_NE(NULL, strstr(out, ";a;b;c "))
 		TH_LOG("%s: want ;a;b;c in:\n%.2000s", cmd, out);
 	EXPECT_NE(NULL, strstr(out, "named from the trace's symbol table"))
@@ -285,7 +257,7 @@ TEST(shipped_segments_carry_the_names)
 	/* --no-symbols: offsets, table or not */
 	snprintf(cmd, sizeof(cmd), "dial9 flame --no-symbols --tid %d %s "
 		 "2>/dev/null", ch.tid, wb);
-	EXPECT_EQ(0, run(cmd, out, cap));
+	EXPECT_EQ(0, test_cmd_output(cmd, out, cap));
 	EXPECT_EQ(NULL, strstr(out, ";a;b;c "))
 		TH_LOG("%s: names with --no-symbols:\n%.2000s", cmd, out);
 	EXPECT_NE(NULL, strstr(out, ".away") ? NULL : strstr(out, "+0x"))
