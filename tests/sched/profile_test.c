@@ -138,38 +138,34 @@ static void check_flame(struct __test_metadata *_metadata, const char *dir,
 	free(out);
 }
 
-TEST(module_samples_put_the_hot_function_on_top)
+/* 300 ms of CPU at 1000 Hz from @sched, which must be @backend. */
+static void hot_on_top(struct __test_metadata *_metadata,
+		       enum dial9_sched sched, const char *backend)
 {
 	struct dial9_stats st;
 	char dir[64];
 	pid_t other;
 
-	snprintf(dir, sizeof(dir), "/tmp/d9-profile-%d", getpid());
-	ASSERT_EQ(0, record(dir, 1000, DIAL9_SCHED_AUTO, 300, &other, &st));
+	snprintf(dir, sizeof(dir), "/tmp/d9-profile-%s-%d", backend, getpid());
+	ASSERT_EQ(0, record(dir, 1000, sched, 300, &other, &st));
 	TH_LOG("%s: %" PRIu64 " samples at %u Hz, %" PRIu64 " records lost",
 	       st.sched_backend, st.sched_samples, st.cpu_sample_hz,
 	       st.sched_lost);
-	ASSERT_STREQ("dial9.ko", st.sched_backend);
+	ASSERT_STREQ(backend, st.sched_backend);
 	EXPECT_EQ(1000, st.cpu_sample_hz);
 	/* 300 ms of CPU at 1000 Hz, shared with the spinner: some dozens */
 	EXPECT_GE(st.sched_samples, 20);
 	check_flame(_metadata, dir, other);
 }
 
+TEST(module_samples_put_the_hot_function_on_top)
+{
+	hot_on_top(_metadata, DIAL9_SCHED_AUTO, "dial9.ko");
+}
+
 TEST(perf_samples_put_the_hot_function_on_top)
 {
-	struct dial9_stats st;
-	char dir[64];
-	pid_t other;
-
-	snprintf(dir, sizeof(dir), "/tmp/d9-profile-perf-%d", getpid());
-	ASSERT_EQ(0, record(dir, 1000, DIAL9_SCHED_PERF, 300, &other, &st));
-	TH_LOG("%s: %" PRIu64 " samples at %u Hz", st.sched_backend,
-	       st.sched_samples, st.cpu_sample_hz);
-	ASSERT_STREQ("perf", st.sched_backend);
-	EXPECT_EQ(1000, st.cpu_sample_hz);
-	EXPECT_GE(st.sched_samples, 20);
-	check_flame(_metadata, dir, other);
+	hot_on_top(_metadata, DIAL9_SCHED_PERF, "perf");
 }
 
 TEST(no_samples_at_zero_hz)
