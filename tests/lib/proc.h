@@ -61,6 +61,30 @@ static inline uint64_t test_run_delay(pid_t tid)
 	return b;
 }
 
+/* The kernel's count of the context switches of this process's thread
+ * @tid so far (/proc/self/task/TID/status): voluntary (it blocked) in
+ * *@vol, all (also preempted) returned; 0 if it cannot be read. */
+static inline uint64_t test_ctx_switches(pid_t tid, uint64_t *vol)
+{
+	unsigned long long v = 0, nv = 0;
+	char path[64], line[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "voluntary_ctxt_switches:", 24))
+			v = strtoull(line + 24, NULL, 10);
+		else if (!strncmp(line, "nonvoluntary_ctxt_switches:", 27))
+			nv = strtoull(line + 27, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	if (vol)
+		*vol = v;
+	return v + nv;
+}
+
 /* Pin the calling thread to CPU 0. */
 static inline void test_pin0(void)
 {
