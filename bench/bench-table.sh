@@ -19,7 +19,7 @@ function sortn(arr, n,   i, j, t) {
 function med(arr, n) { sortn(arr, n); return n % 2 ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2 }
 function spread(arr, n,   m) { m = med(arr, n); return m ? (arr[n] - arr[1]) / m : 0 }
 function row(part, fig, where, cfg, ratio, value, base, sp, n) {
-	printf "%-4s %-34s %-9s %-10s %8s  %-16s %-24s %7s %3s\n", part, fig, where, cfg, ratio, value, base, sp, n
+	printf "%-4s %-34s %-10s %-10s %8s  %-16s %-24s %7s %3s\n", part, fig, where, cfg, ratio, value, base, sp, n
 }
 function x(r) { return sprintf("%.3fx", r) }
 function pct(s) { return sprintf("%.1f%%", 100 * s) }
@@ -39,6 +39,7 @@ v["part"] == "4" {
 	next
 }
 v["part"] == "5" { b5[v["where"], v["kind"]] = $0; next }
+v["part"] == "rate" { rt3[++nrt] = $0; next }
 v["part"] == "idle" { idle[v["where"], v["cfg"]] = v["flush_cpu_ns"] / v["wall_ns"]; next }
 v["part"] == "mem" {
 	w = v["where"]; c = v["cfg"]; r = v["rep"]
@@ -66,6 +67,13 @@ END {
 		if (v["lttng_ok"] == 1)
 			row(3, "bytes/event on disk (2 x u64)", "host", "lttng-ust", x(v["lttng_bpe"] / 24),
 			    sprintf("%.2f B", v["lttng_bpe"]), "24 B raw record", "-", 1)
+	}
+	# ---- part 3: the highest rate of application events sustained
+	for (i = 1; i <= nrt; i++) {
+		$0 = rt3[i]; kv()
+		t = v["threads"] " thread" (v["threads"] > 1 ? "s" : "")
+		row(3, "sustained M ev/s/thread, " t, v["where"], "dial9", x(v["max_rate"] ? v["sustained_rate"] / v["max_rate"] : 0),
+		    sprintf("%.1f M/s", v["sustained_rate"] / 1e6), sprintf("producer max %.1f M/s", v["max_rate"] / 1e6), "-", 1)
 	}
 	# ---- part 4
 	for (i = 1; i <= nw; i++) {

@@ -304,7 +304,9 @@ fuzz: fuzz-build
 # baseline, absolute values beside it (docs/benchmarks.md explains them):
 #   part 3  record_bench: ns/event against a raw append and LTTng-UST
 #           (lttng_bench, an LTTng-UST tracepoint provider, in a session of
-#           its own where liblttng-ust-dev is installed; else it says why)
+#           its own where liblttng-ust-dev is installed; else it says why);
+#           dial9-apprate (bench/app_rate.c, make bench-apprate): the highest
+#           rate of application events per thread with 0 lost and no backlog
 #   part 4  dial9-e2e (bench/e2e.c): a thread-pool service off / app events
 #           / scheduler events, throughput and p99, on the host (perf-event
 #           fallback) and, with BENCH_VM=1 (default), in the VM with dial9.ko
@@ -328,19 +330,33 @@ BENCH_LOGS := $(BENCH_B)/logs
 BENCH_IDLE_SECS ?= 10
 
 bench: $(BENCH_B)/record_bench $(if $(BENCH_LTTNG),$(BENCH_B)/lttng_bench) \
-		$(BENCH_B)/dial9-e2e
+		$(BENCH_B)/dial9-e2e $(BENCH_B)/dial9-apprate
 	@set -eo pipefail; mkdir -p $(BENCH_LOGS); rm -f $(BENCH_LOGS)/*.log; \
 	if [ "$(BENCH_SCHED)" = 1 ]; then $(MAKE) --no-print-directory bench-product; fi; \
 	echo "bench: part 3, record cost (log: $(BENCH_LOGS)/record.log)"; \
 	$(BENCH_B)/record_bench --lttng $(CURDIR)/$(BENCH_B)/lttng_bench \
 		$(BENCH_EVENTS) >$(BENCH_LOGS)/record.log 2>&1; \
+	$(MAKE) --no-print-directory bench-apprate; \
 	echo "bench: parts 4-5 on the host, perf-event fallback (log: $(BENCH_LOGS)/host.log)"; \
 	$(BENCH_B)/dial9-e2e -W host -S perf -n $(BENCH_REQS) -r $(BENCH_REPS) \
 		e2e bytes mem >$(BENCH_LOGS)/host.log 2>$(BENCH_LOGS)/host.err; \
 	if [ "$(BENCH_VM)" = 1 ]; then $(MAKE) --no-print-directory bench-e2e-vm; fi; \
-	echo; bench/bench-table.sh $(BENCH_LOGS)/record.log $(BENCH_LOGS)/host.log \
+	echo; bench/bench-table.sh $(BENCH_LOGS)/record.log $(BENCH_LOGS)/apprate.log \
+		$(BENCH_LOGS)/host.log \
 		$$(ls $(BENCH_LOGS)/vm.log $(BENCH_LOGS)/vm-icount.log 2>/dev/null) \
 		| tee $(BENCH_LOGS)/table.txt
+
+# Part 3, sustained: the highest rate of application events per thread
+# with 0 lost and no backlog (bench/app_rate.c), beside the producers' own
+# maximum, into /tmp (disk, as by default) and /dev/shm (no disk).
+BENCH_RATE_SECS ?= 5
+.PHONY: bench-apprate
+bench-apprate: $(BENCH_B)/dial9-apprate
+	@mkdir -p $(BENCH_LOGS)
+	@echo "bench: part 3, sustained application events (log: $(BENCH_LOGS)/apprate.log)"
+	@set -o pipefail; { $(BENCH_B)/dial9-apprate $(BENCH_RATE_SECS) /tmp host-disk && \
+		$(BENCH_B)/dial9-apprate $(BENCH_RATE_SECS) /dev/shm host-tmpfs; } \
+		| tee $(BENCH_LOGS)/apprate.log
 
 # The product paths, one after the other (never in parallel: the VM's
 # -icount figures do not care, the host's idle figures do).
@@ -392,6 +408,10 @@ $(BENCH_B)/record_bench: bench/record_bench.c bench/bench_time.h $(LIB_A) \
 		lib/include/dial9.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) -o $@ $< $(LIB_A) $(LIB_LDLIBS)
+
+$(BENCH_B)/dial9-apprate: bench/app_rate.c $(LIB_A) lib/include/dial9.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -pthread -o $@ $< $(LIB_A) $(LIB_LDLIBS)
 
 $(BENCH_B)/lttng_bench: bench/lttng_bench.c bench/lttng_tp.h bench/bench_time.h
 	@mkdir -p $(dir $@)
