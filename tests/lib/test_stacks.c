@@ -136,6 +136,7 @@ struct maps_seen {
 	const char *exe;
 	uintptr_t fn;
 	int exe_maps, fn_in;
+	uint64_t fn_start, fn_end, fn_off;	/* the mapping of fn */
 	uint8_t id[D9_BUILD_ID_MAX];
 	uint32_t id_len;
 	uint32_t vdso_id_len;		/* of the [vdso] mapping */
@@ -153,9 +154,35 @@ static int see_map(void *ctx, const struct d9_mapping *m)
 	ms->exe_maps++;
 	ms->id_len = m->build_id_len;
 	memcpy(ms->id, m->build_id, m->build_id_len);
-	if (ms->fn >= m->start && ms->fn < m->end)
+	if (ms->fn >= m->start && ms->fn < m->end) {
 		ms->fn_in++;
+		ms->fn_start = m->start;
+		ms->fn_end = m->end;
+		ms->fn_off = m->offset;
+	}
 	return 0;
+}
+
+/* The line of /proc/self/maps that holds @fn, read with sscanf(). */
+static void maps_line_of(uintptr_t fn, unsigned long long *start,
+			 unsigned long long *end, unsigned long long *off)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	assert_non_null(f);
+	*start = *end = *off = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, b, o;
+
+		if (sscanf(line, "%llx-%llx %*s %llx", &a, &b, &o) == 3 &&
+		    fn >= a && fn < b) {
+			*start = a;
+			*end = b;
+			*off = o;
+		}
+	}
+	fclose(f);
 }
 
 static void own_mappings_hold_our_code_and_build_id(void **state)
@@ -171,6 +198,15 @@ static void own_mappings_hold_our_code_and_build_id(void **state)
 	assert_int_equal(d9_maps_read(getpid(), see_map, &ms), 0);
 	assert_true(ms.exe_maps >= 1);
 	assert_int_equal(ms.fn_in, 1);
+	{	/* the range and file offset as the kernel wrote them */
+		unsigned long long a, b, o;
+
+		maps_line_of(ms.fn, &a, &b, &o);
+		assert_int_equal(ms.fn_start, a);
+		assert_int_equal(ms.fn_end, b);
+		assert_int_equal(ms.fn_off, o);
+		assert_true(o > 0);	/* code follows the ELF headers */
+	}
 	n = d9_build_id(exe, id, sizeof(id));
 	assert_true(n > 0);	/* Debian's gcc links with --build-id */
 	assert_int_equal(ms.id_len, n);
