@@ -103,11 +103,26 @@ static const char *src_host(const struct sched_stats *st, uint32_t src)
 
 static void loss_lines(const struct sched_stats *st, FILE *out);
 
+/* A source whose scheduler records are not dial9.ko's: it sees less. */
+static bool fallback(const struct sched_source *s)
+{
+	return s->backend && *s->backend && strcmp(s->backend, "dial9.ko");
+}
+
 void sched_losses_print(const struct sched_stats *st, FILE *out)
 {
 	fprintf(out, "lost: %" PRIu64 " scheduler records (sched.lost), %"
 		PRIu64 " application events (dial9.lost)\n", st->lost,
 		st->lost_app);
+	for (size_t i = 0; i < st->nsrcs; i++) {
+		const struct sched_source *s = &st->srcs[i];
+
+		if (fallback(s))
+			fprintf(out, "BACKEND: scheduler records from %s, not dial9.ko%s%s: %s\n",
+				s->backend, st->nsrcs > 1 && s->host ? ", host " : "",
+				st->nsrcs > 1 && s->host ? s->host : "",
+				s->note ? s->note : "(no note)");
+	}
 	if (st->nloss)
 		loss_lines(st, out);
 	if (st->nunfollowed) {
@@ -173,6 +188,23 @@ static void losses_json(const struct sched_stats *st, FILE *out)
 			PRIu64 ",\"from_utc\":%s%s%s,\"records\":%" PRIu64 "}",
 			i ? "," : "", l->cpu, l->from, l->to, *utc ? "\"" : "",
 			*utc ? utc : "null", *utc ? "\"" : "", l->count);
+	}
+	fprintf(out, "],\"fallbacks\":[");
+	for (size_t i = 0, k = 0; i < st->nsrcs; i++) {
+		const struct sched_source *s = &st->srcs[i];
+
+		if (!fallback(s))
+			continue;
+		fprintf(out, "%s{\"host\":", k++ ? "," : "");
+		json_str(out, s->host ? s->host : "", s->host ? strlen(s->host) : 0);
+		fprintf(out, ",\"boot_id\":");
+		json_str(out, s->boot_id ? s->boot_id : "",
+			 s->boot_id ? strlen(s->boot_id) : 0);
+		fprintf(out, ",\"backend\":");
+		json_str(out, s->backend, strlen(s->backend));
+		fprintf(out, ",\"note\":");
+		json_str(out, s->note ? s->note : "", s->note ? strlen(s->note) : 0);
+		fputc('}', out);
 	}
 	fprintf(out, "],\"unfollowed\":[");
 	for (size_t i = 0; i < st->nunfollowed; i++)

@@ -464,6 +464,9 @@ int d9_perf_open(struct d9_perf **out, const struct dial9_ksched_opts *o,
 			 p->waking_note);
 	else
 		snprintf(p->note, sizeof(p->note), "wake-ups by other processes or by interrupts on idle CPUs are not seen: waits after them are unknown");
+	/* perf_event_exit_task() detaches a task's events in do_exit() */
+	snprintf(p->note + strlen(p->note), sizeof(p->note) - strlen(p->note),
+		 "; a task is not followed past its exit record: a wait between it and its last switch is missing");
 	if (p->sample_note)
 		snprintf(p->note + strlen(p->note),
 			 sizeof(p->note) - strlen(p->note), "; %s",

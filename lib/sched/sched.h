@@ -208,7 +208,7 @@ struct d9_perf {
 	int waking_pid_off, waking_cpu_off;
 	const char *waking_note;	/* why there are no wake-ups */
 	const char *sample_note;	/* why there are no samples */
-	char note[256];
+	char note[512];
 	long page;
 	unsigned int pages;		/* data pages per CPU buffer, 2^n */
 	int ncpu;

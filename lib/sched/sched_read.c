@@ -183,6 +183,8 @@ int d9_sched_meta_source(struct sched_stats *st, const struct dial9_record *r)
 		s->service = kv_dup(r, "service");
 	if (!s->backend)
 		s->backend = kv_dup(r, "sched_backend");
+	if (!s->note)
+		s->note = kv_dup(r, "sched_note");
 	return ret;
 }
 

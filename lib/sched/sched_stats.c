@@ -74,6 +74,7 @@ void d9_sched_stats_free(struct sched_stats *st)
 		free(st->srcs[i].boot_id);
 		free(st->srcs[i].service);
 		free(st->srcs[i].backend);
+		free(st->srcs[i].note);
 		free(st->srcs[i].cpu_last);
 	}
 	free(st->threads);

@@ -114,6 +114,7 @@ struct sched_loss {
 struct sched_source {
 	char *host, *boot_id;
 	char *service, *backend;	/* from its metadata, or NULL */
+	char *note;		/* sched_note: what the backend cannot see */
 	uint64_t first_ns;
 	/* its first clock sync: CLOCK_REALTIME = real + (ts - mono) */
 	bool synced;

@@ -421,6 +421,10 @@ static void perf_backend_measures_wakeup_latency(void **state)
 
 	j = sched_json(boot, n.sleeper);
 	assert_non_null(strstr(j, "\"name\":\"sleeper\""));
+	/* The report says what the perf backend cannot see, exits too. */
+	assert_non_null(strstr(j, "\"fallbacks\":[{"));
+	assert_non_null(strstr(j, "\"backend\":\"perf\""));
+	assert_non_null(strstr(j, "not followed past its exit record"));
 	known = json_num(j, "\"delay\":{\"count\":");
 	sum = json_num(j, "\"sum_ns\":");
 	unknown = json_num(j, "\"unknown_delays\":");
