@@ -263,4 +263,74 @@ TEST(without_the_flag_no_foreign_switch)
 	d9_recs_free(&run.recs);
 }
 
+/*
+ * A ring remembers the names it gave (16, DIAL9_NAMED): nine busy foreign
+ * processes taking turns on the CPU while the thread waits are each named
+ * once, not again at every turn (each costs a record in the ring).
+ */
+#define CYCLERS 9
+
+TEST(occupant_names_are_cached)
+{
+	pid_t pid[CYCLERS];
+	int named[CYCLERS] = { 0 }, seen[CYCLERS] = { 0 };
+	int nseen = 0, total = 0;
+	struct d9_recs recs = { 0 };
+	const struct dial9_rec_header **v;
+	struct d9 d;
+
+	ASSERT_EQ(0, d9_pin(CPU));
+	for (int i = 0; i < CYCLERS; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "d9-cyc-%d", i);
+		pid[i] = antagonist(name);
+		ASSERT_LT(0, pid[i]);
+	}
+	ASSERT_EQ(0, d9_open(&d));
+	ASSERT_EQ(0, d9_configure(&d, DIAL9_CFG_OCCUPANTS, 1 << 20, 0));
+	ASSERT_EQ(0, d9_map(&d));
+	usleep(20000);		/* all of them on the CPU */
+	ASSERT_EQ(0, d9_enable(&d));
+	spin_wall(SPIN_NS);
+	ASSERT_EQ(0, d9_disable(&d));
+	for (int i = 0; i < CYCLERS; i++)
+		stop(pid[i]);
+	ASSERT_LT(0, d9_drain(&d, &recs));
+	v = d9_sorted(&recs);
+	ASSERT_NE(NULL, v);
+	for (size_t k = 0; v[k]; k++) {
+		const struct dial9_rec_header *r = v[k];
+		const struct dial9_rec_switch *sw = (const void *)r;
+		const struct dial9_rec_comm *cm = (const void *)r;
+
+		if (r->cpu != CPU)
+			continue;
+		for (int i = 0; i < CYCLERS; i++) {
+			if (r->type == DIAL9_REC_COMM &&
+			    (r->flags & DIAL9_COMM_OCCUPANT) &&
+			    cm->tid == (uint32_t)pid[i])
+				named[i]++;
+			if (foreign_switch(r) &&
+			    (sw->prev_tid == (uint32_t)pid[i] ||
+			     sw->next_tid == (uint32_t)pid[i]))
+				seen[i]++;
+		}
+	}
+	free(v);
+	for (int i = 0; i < CYCLERS; i++) {
+		TH_LOG("d9-cyc-%d: %d switches, named %d times", i, seen[i],
+		       named[i]);
+		nseen += seen[i] > 0;
+		total += seen[i];
+		if (seen[i])
+			EXPECT_EQ(1, named[i]);
+	}
+	/* they took turns: most of them, several times each */
+	EXPECT_LE(CYCLERS - 2, nseen);
+	EXPECT_LE(3 * CYCLERS, total);
+	d9_recs_free(&recs);
+	d9_close(&d);
+}
+
 TEST_HARNESS_MAIN
