@@ -5,15 +5,14 @@
  * recorder is never the bottleneck, the producers' own maximum is).
  *
  * libdial9 as an application links it (<dial9.h>, defaults or the
- * DIAL9_* variables set, the
- * scheduler off: application events only), into a trace directory of
- * its own.  For 1 and 2 producer threads:
+ * DIAL9_* variables set, the scheduler off: application events only),
+ * into a trace directory of its own.  For 1 and 2 producer threads:
  *   1. the producers' own maximum: each records as fast as it can for
  *      SECS seconds; the events per second of wall time per thread, and
  *      what the recorder lost (dial9_stats.events_lost) doing it;
- *   2. if it lost any: paced runs (bursts of 1,000 events on a
+ *   2. if that was not sustained: paced runs (bursts of 1,000 events on a
  *      CLOCK_MONOTONIC schedule) searched, halving the step, for the
- *      highest rate with 0 lost;
+ *      highest rate that is;
  *   3. for each run, the backlog: how long dial9_flush() takes once the
  *      producers stop (everything they recorded written).
  * A run that loses events, or leaves more than BACKLOG_MS to flush, is
@@ -37,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_time.h"
 #include "dial9.h"
 
 DIAL9_EVENT_TYPE(t_rate, "bench.rate", DIAL9_FIELD(U64, a),
@@ -57,30 +57,22 @@ struct producer {
 	uint64_t ns;		/* wall time it took */
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void *produce(void *arg)
 {
 	struct producer *p = arg;
-	uint64_t t0 = mono_ns(), end = t0 + (uint64_t)(secs * 1e9), now = t0;
+	uint64_t t0 = bench_mono_ns(), end = t0 + (uint64_t)(secs * 1e9), now = t0;
 	uint64_t i = 0;
 
 	while (now < end) {
 		for (int k = 0; k < BURST; k++, i++)
 			DIAL9_EMIT(t_rate, dial9_u64(i), dial9_u64(i ^ 0x55));
-		now = mono_ns();
+		now = bench_mono_ns();
 		if (p->rate > 0) {
 			/* the next burst is due when the rate says so */
 			uint64_t due = t0 + (uint64_t)((double)i / p->rate * 1e9);
 
 			while (now < due && now < end)
-				now = mono_ns();
+				now = bench_mono_ns();
 		}
 	}
 	p->n = i;
@@ -137,9 +129,9 @@ static int run(int nthreads, double rate, struct result *r)
 		sum += (double)p[i].n / ((double)p[i].ns / 1e9);
 		n += p[i].n;
 	}
-	t0 = mono_ns();
+	t0 = bench_mono_ns();
 	ret = dial9_flush(60000);
-	r->flush_ms = (double)(mono_ns() - t0) / 1e6;
+	r->flush_ms = (double)(bench_mono_ns() - t0) / 1e6;
 	dial9_get_stats(&st);
 	dial9_stop();
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);

@@ -3,7 +3,8 @@
  * bench_time.h - how the record benchmarks time a loop: the calling
  * thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so that time in which
  * other processes on this shared machine hold the CPU is not counted,
- * over BENCH_ROUNDS rounds, reporting the median round.
+ * over BENCH_ROUNDS rounds, reporting the median round; and the wall
+ * clock the benchmarks pace and time runs by (bench_mono_ns()).
  */
 #ifndef BENCH_TIME_H
 #define BENCH_TIME_H
@@ -19,6 +20,14 @@ static inline uint64_t bench_thread_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t bench_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 

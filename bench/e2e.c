@@ -51,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_time.h"
 #include "dial9.h"
 #include "proc.h"
 
@@ -69,14 +70,6 @@ static char dir[64] = "/tmp/dial9-e2e-XXXXXX";
 
 enum cfg { OFF, APP, SCHED, NCFG };
 static const char *cfg_name[NCFG] = { "off", "app", "sched" };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- the service ---------------------------------------------------------- */
 
@@ -189,13 +182,13 @@ static void *client(void *arg)
 			return NULL;
 		c->id = id;
 		c->done = false;
-		t0 = mono_ns();
+		t0 = bench_mono_ns();
 		push(c);
 		pthread_mutex_lock(&c->mu);
 		while (!c->done)
 			pthread_cond_wait(&c->cv, &c->mu);
 		pthread_mutex_unlock(&c->mu);
-		lat_ns[id] = mono_ns() - t0;
+		lat_ns[id] = bench_mono_ns() - t0;
 	}
 }
 
@@ -232,10 +225,10 @@ static struct result serve(void)
 		pthread_create(&ct[i], NULL, client, &cl[i]);
 	}
 	pthread_barrier_wait(&go);
-	t0 = mono_ns();
+	t0 = bench_mono_ns();
 	for (int i = 0; i < clients; i++)
 		pthread_join(ct[i], NULL);
-	r.secs = (double)(mono_ns() - t0) / 1e9;
+	r.secs = (double)(bench_mono_ns() - t0) / 1e9;
 	for (int i = 0; i < workers; i++)
 		push(NULL);
 	for (int i = 0; i < workers; i++)
@@ -397,10 +390,10 @@ static int run_bytes(void)
 			return 1;
 		tid = flush_tid();
 		c0 = tid ? task_cpu_ns(tid) : 0;
-		t0 = mono_ns();
+		t0 = bench_mono_ns();
 		nanosleep(&sec, NULL);
 		c1 = tid ? task_cpu_ns(tid) : 0;
-		t1 = mono_ns();
+		t1 = bench_mono_ns();
 		dial9_stop();
 		printf("BENCH part=idle where=%s cfg=%s sched=%s wall_ns=%llu "
 		       "flush_cpu_ns=%llu\n", where, cfg_name[k], sched_name,

@@ -55,14 +55,6 @@ static __thread size_t raw_len;
 
 enum mode { RAW_TSC, RAW_GETTIME, DIAL9 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* events/BENCH_ROUNDS events per round; the median round's ns/event */
 static void *run(void *arg)
 {
@@ -83,7 +75,7 @@ static void *run(void *arg)
 				continue;
 			}
 			struct raw_event e = { m == RAW_TSC ? __rdtsc() :
-							      mono_ns(),
+							      bench_mono_ns(),
 					       i, i ^ 0x55 };
 
 			if (raw_len + sizeof(e) > RAW_CAP)

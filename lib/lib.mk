@@ -400,7 +400,8 @@ $(BENCH_B)/dial9-idle: bench/idle.c $(LIB_A) lib/include/dial9.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) -pthread -o $@ $< $(LIB_A) $(LIB_LDLIBS)
 
-$(BENCH_B)/dial9-e2e: bench/e2e.c $(LIB_A) lib/include/dial9.h tests/lib/proc.h
+$(BENCH_B)/dial9-e2e: bench/e2e.c bench/bench_time.h $(LIB_A) lib/include/dial9.h \
+		tests/lib/proc.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) -Itests/lib -o $@ $< $(LIB_A) $(LIB_LDLIBS)
 
@@ -409,7 +410,8 @@ $(BENCH_B)/record_bench: bench/record_bench.c bench/bench_time.h $(LIB_A) \
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) -o $@ $< $(LIB_A) $(LIB_LDLIBS)
 
-$(BENCH_B)/dial9-apprate: bench/app_rate.c $(LIB_A) lib/include/dial9.h
+$(BENCH_B)/dial9-apprate: bench/app_rate.c bench/bench_time.h $(LIB_A) \
+		lib/include/dial9.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) -pthread -o $@ $< $(LIB_A) $(LIB_LDLIBS)
 

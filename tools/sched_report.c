@@ -56,6 +56,12 @@ static void json_str(FILE *out, const char *s, size_t max)
 	cli_json_str(out, s, strnlen(s, max));
 }
 
+/* A string that may be missing (NULL), written as "". */
+static void json_opt(FILE *out, const char *s)
+{
+	cli_json_str(out, s ? s : "", s ? strlen(s) : 0);
+}
+
 /* Per CPU of each source: LOST records and records lost. */
 struct cpu_loss {
 	uint32_t src, cpu;
@@ -116,12 +122,13 @@ void sched_losses_print(const struct sched_stats *st, FILE *out)
 		st->lost_app);
 	for (size_t i = 0; i < st->nsrcs; i++) {
 		const struct sched_source *s = &st->srcs[i];
+		/* which host's, when the traces are of several */
+		const char *host = st->nsrcs > 1 ? s->host : NULL;
 
 		if (fallback(s))
 			fprintf(out, "BACKEND: scheduler records from %s, not dial9.ko%s%s: %s\n",
-				s->backend, st->nsrcs > 1 && s->host ? ", host " : "",
-				st->nsrcs > 1 && s->host ? s->host : "",
-				s->note ? s->note : "(no note)");
+				s->backend, host ? ", host " : "",
+				host ? host : "", s->note ? s->note : "(no note)");
 	}
 	if (st->nloss)
 		loss_lines(st, out);
@@ -196,14 +203,13 @@ static void losses_json(const struct sched_stats *st, FILE *out)
 		if (!fallback(s))
 			continue;
 		fprintf(out, "%s{\"host\":", k++ ? "," : "");
-		json_str(out, s->host ? s->host : "", s->host ? strlen(s->host) : 0);
+		json_opt(out, s->host);
 		fprintf(out, ",\"boot_id\":");
-		json_str(out, s->boot_id ? s->boot_id : "",
-			 s->boot_id ? strlen(s->boot_id) : 0);
+		json_opt(out, s->boot_id);
 		fprintf(out, ",\"backend\":");
-		json_str(out, s->backend, strlen(s->backend));
+		json_opt(out, s->backend);
 		fprintf(out, ",\"note\":");
-		json_str(out, s->note ? s->note : "", s->note ? strlen(s->note) : 0);
+		json_opt(out, s->note);
 		fputc('}', out);
 	}
 	fprintf(out, "],\"unfollowed\":[");
