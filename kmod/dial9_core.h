@@ -94,6 +94,13 @@ struct dial9_session {
 	struct dial9_targets *targets;	/* processes followed (targets.c) */
 	atomic64_t targets_dropped;
 	int nignored;			/* ignored[0, nignored) may be set */
+	/*
+	 * Bit (tid % 64) of each ignored tid: a task whose bit is clear and
+	 * that is no io_uring worker is not ignored, found without a call
+	 * (dial9_match(), on every probe); set before the entry is
+	 * published, recomputed when one is retired.
+	 */
+	u64 ignored_bits;
 	struct dial9_ignored ignored[DIAL9_MAX_IGNORED];
 
 	struct dial9_ring **rings;	/* [nr_cpu_ids], NULL if not possible */
@@ -187,8 +194,16 @@ static __always_inline bool dial9_match(const struct dial9_session *s,
 		return false;
 	if (!s->privileged && !dial9_creds_ok(s, p))
 		return false;
-	/* Inline, so a session with nothing left out makes no call. */
-	return !READ_ONCE(s->nignored) || !dial9_ignored(s, p);
+	/*
+	 * Inline, so a session with nothing left out, or a task that is
+	 * none of what it leaves out, makes no call.
+	 */
+	if (!READ_ONCE(s->nignored))
+		return true;
+	if (!(READ_ONCE(s->ignored_bits) & BIT_ULL(p->pid & 63)) &&
+	    !(p->flags & PF_IO_WORKER))
+		return true;
+	return !dial9_ignored(s, p);
 }
 
 /*

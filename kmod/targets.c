@@ -320,6 +320,18 @@ bool dial9_ignored(const struct dial9_session *s, const struct task_struct *p)
 	return false;
 }
 
+/* The bits of the tids ignored now (a retired one's may stay set). */
+static void dial9_ignored_bits_update(struct dial9_session *s)
+{
+	u64 bits = 0;
+	int i;
+
+	for (i = 0; i < s->nignored; i++)
+		if (s->ignored[i].tid)
+			bits |= BIT_ULL(s->ignored[i].tid & 63);
+	WRITE_ONCE(s->ignored_bits, bits);
+}
+
 /*
  * Leave @p out (or record it again if @remove).  Caller holds s->lock, so
  * writers are serialized; probes may read the array meanwhile, and an
@@ -333,8 +345,10 @@ int dial9_ignore_set(struct dial9_session *s, const struct task_struct *p,
 	for (i = 0; i < n; i++) {
 		if (s->ignored[i].tid == p->pid &&
 		    s->ignored[i].start == p->start_time) {
-			if (remove)
+			if (remove) {
 				WRITE_ONCE(s->ignored[i].tid, 0);
+				dial9_ignored_bits_update(s);
+			}
 			return 0;
 		}
 		if (!s->ignored[i].tid && free_slot < 0)
@@ -352,6 +366,8 @@ int dial9_ignore_set(struct dial9_session *s, const struct task_struct *p,
 	/* racing a rename at worst gives a name no worker has */
 	memcpy(s->ignored[free_slot].comm, p->comm, TASK_COMM_LEN);
 	s->ignored[free_slot].comm[TASK_COMM_LEN - 1] = '\0';
+	/* Its bit before its tid: a probe seeing the tid sees the bit. */
+	WRITE_ONCE(s->ignored_bits, s->ignored_bits | BIT_ULL(p->pid & 63));
 	/* Release: pairs with the acquires in dial9_ignored(). */
 	smp_store_release(&s->ignored[free_slot].tid, p->pid);
 	if (free_slot == n)

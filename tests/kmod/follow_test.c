@@ -412,6 +412,85 @@ TEST(ignored_thread_is_not_recorded)
 	d9_close(&d);
 }
 
+/* A thread blocked on a pipe until released: for its tid. */
+struct parked {
+	int fd[2];
+	pid_t tid;
+};
+
+static void *park(void *arg)
+{
+	struct parked *pk = arg;
+	char c;
+
+	__atomic_store_n(&pk->tid, d9_gettid(), __ATOMIC_RELEASE);
+	if (read(pk->fd[0], &c, 1) != 1)
+		return NULL;
+	return NULL;
+}
+
+/*
+ * The module's quick check (a bit per tid % 64 of the ignored threads)
+ * only narrows the search: a thread whose tid shares an ignored one's
+ * bit is still recorded.
+ */
+TEST(ignored_tid_bit_does_not_hide_others)
+{
+	struct d9_recs recs = { 0 };
+	struct pp p = { .rounds = 100, .wrounds = 100 };
+	struct parked pk = { 0 };
+	pthread_t t, kt;
+	int tries, as_target = 0;
+	struct d9 d;
+	char c = 'q';
+
+	ASSERT_EQ(0, pipe(p.to_w));
+	ASSERT_EQ(0, pipe(p.to_m));
+	ASSERT_EQ(0, d9_open(&d));
+	ASSERT_EQ(0, d9_map(&d));
+	ASSERT_EQ(0, pthread_create(&t, NULL, pp_worker, &p));
+	while (!p.tid)
+		usleep(1000);
+	/* tids go up one by one: a match within 64 threads, unless others
+	 * take pids meanwhile */
+	for (tries = 0; tries < 1000; tries++) {
+		ASSERT_EQ(0, pipe(pk.fd));
+		pk.tid = 0;
+		ASSERT_EQ(0, pthread_create(&kt, NULL, park, &pk));
+		while (!__atomic_load_n(&pk.tid, __ATOMIC_ACQUIRE))
+			usleep(100);
+		if (pk.tid % 64 == p.tid % 64)
+			break;
+		ASSERT_EQ(1, write(pk.fd[1], &c, 1));
+		pthread_join(kt, NULL);
+		close(pk.fd[0]);
+		close(pk.fd[1]);
+	}
+	ASSERT_GT(1000, tries);
+	ASSERT_NE(p.tid, pk.tid);
+	ASSERT_EQ(0, ignore(&d, pk.tid, 0));
+	ASSERT_EQ(0, d9_enable(&d));
+	ASSERT_EQ(0, pp_rounds(&p));
+	ASSERT_EQ(0, d9_disable(&d));
+	ASSERT_LT(0, d9_drain(&d, &recs));
+	d9_for_each(r, &recs) {
+		const struct dial9_rec_switch *sw = (const void *)r;
+
+		if (r->type == DIAL9_REC_SWITCH && (pid_t)sw->prev_tid == p.tid &&
+		    (r->flags & DIAL9_SWITCH_PREV_TARGET))
+			as_target++;
+	}
+	TH_LOG("tid %d recorded beside ignored tid %d: %d switch-outs",
+	       p.tid, pk.tid, as_target);
+	EXPECT_LE(50, as_target);
+	ASSERT_EQ(1, write(p.to_w[1], &c, 1));
+	ASSERT_EQ(1, write(pk.fd[1], &c, 1));
+	pthread_join(t, NULL);
+	pthread_join(kt, NULL);
+	d9_recs_free(&recs);
+	d9_close(&d);
+}
+
 /* At most DIAL9_MAX_IGNORED threads. */
 TEST(ignore_table_is_bounded)
 {
