@@ -15,9 +15,8 @@
 
 struct enc_schema {
 	uint32_t nfields;
-	/* every field U64 or BOOL, at most 64: d9_encoder_event_u64() */
+	/* every field U64 or BOOL: d9_encoder_event_u64() */
 	bool varints;
-	uint64_t bools;	/* then: bit i set, field i is a BOOL */
 	uint8_t *types;
 };
 
@@ -84,24 +83,34 @@ void dial9_encoder_clear(struct dial9_encoder *e)
 	e->stream_start = 0;
 }
 
-/* Make room for n more bytes; returns the write position or NULL. */
-static uint8_t *reserve(struct dial9_encoder *e, size_t n)
+/* reserve() when the buffer must grow. */
+static __attribute__((noinline)) uint8_t *reserve_grow(struct dial9_encoder *e,
+							size_t n)
 {
-	if (e->cap - e->len < n) {
-		size_t cap = e->cap ? e->cap : 4096;
-		uint8_t *nb;
+	size_t cap = e->cap ? e->cap : 4096;
+	uint8_t *nb;
 
-		while (cap - e->len < n) {
-			if (cap > SIZE_MAX / 2)
-				return NULL;
-			cap *= 2;
-		}
-		nb = realloc(e->buf, cap);
-		if (!nb)
+	while (cap - e->len < n) {
+		if (cap > SIZE_MAX / 2)
 			return NULL;
-		e->buf = nb;
-		e->cap = cap;
+		cap *= 2;
 	}
+	nb = realloc(e->buf, cap);
+	if (!nb)
+		return NULL;
+	e->buf = nb;
+	e->cap = cap;
+	return e->buf + e->len;
+}
+
+/*
+ * Make room for n more bytes; returns the write position or NULL.  Inline:
+ * every event asks (d9_encoder_event_u64()'s cost is per event).
+ */
+static inline uint8_t *reserve(struct dial9_encoder *e, size_t n)
+{
+	if (e->cap - e->len < n)
+		return reserve_grow(e, n);
 	return e->buf + e->len;
 }
 
@@ -191,14 +200,10 @@ int dial9_encoder_schema(struct dial9_encoder *e, uint32_t id, uint8_t kind,
 	free(e->schemas[id].types);
 	e->schemas[id].types = types;
 	e->schemas[id].nfields = nfields;
-	e->schemas[id].varints = nfields <= 64;
-	e->schemas[id].bools = 0;
-	for (uint32_t i = 0; i < nfields; i++) {
+	e->schemas[id].varints = true;
+	for (uint32_t i = 0; i < nfields; i++)
 		if (types[i] != DIAL9_U64 && types[i] != DIAL9_BOOL)
 			e->schemas[id].varints = false;
-		if (i < 64 && types[i] == DIAL9_BOOL)
-			e->schemas[id].bools |= 1ull << i;
-	}
 	return 0;
 }
 
@@ -269,16 +274,26 @@ static int intern(struct dial9_encoder *e, const void *s, size_t n,
 	return 0;
 }
 
-/* An event's frame byte, its time delta (after a reset if needed). */
-static uint8_t *event_head(struct dial9_encoder *e, uint8_t *p, uint32_t id,
-			   uint64_t ts)
+/* event_head()'s timestamp reset: @ts is the new base. */
+static __attribute__((noinline)) uint8_t *ts_reset(struct dial9_encoder *e,
+						    uint8_t *p, uint64_t ts)
 {
-	if (ts < e->ts_base || ts - e->ts_base > D9_MAX_DELTA) {
-		*p++ = D9_F_TS_RESET;
-		*p++ = 8;
-		p = d9_put_u64le(p, ts);
-		e->ts_base = ts;
-	}
+	*p++ = D9_F_TS_RESET;
+	*p++ = 8;
+	p = d9_put_u64le(p, ts);
+	e->ts_base = ts;
+	return p;
+}
+
+/*
+ * An event's frame byte, its time delta (after a reset if needed).
+ * Inline, as reserve().
+ */
+static inline uint8_t *event_head(struct dial9_encoder *e, uint8_t *p,
+				  uint32_t id, uint64_t ts)
+{
+	if (ts < e->ts_base || ts - e->ts_base > D9_MAX_DELTA)
+		p = ts_reset(e, p, ts);
 	if (id < D9_EVENT_INLINE_IDS) {
 		*p++ = (uint8_t)(D9_F_EVENT_BASE + id);
 	} else {
@@ -307,17 +322,23 @@ int d9_encoder_event_u64(struct dial9_encoder *e, uint32_t id, uint64_t ts,
 	if (!p)
 		return -ENOMEM;
 	p = event_head(e, p, id, ts);
-	for (uint32_t i = 0; i < s->nfields; i++) {
-		uint64_t x = v[i];
+	/*
+	 * A BOOL is the one byte of its value, 0 or 1 (the caller's part:
+	 * a reader refuses anything else).  Most fields (CPUs, states,
+	 * prios, flags) are one byte too, tids and small counts two.
+	 */
+	for (const uint64_t *end = v + s->nfields; v < end; v++) {
+		uint64_t x = *v;
 
-		/* a BOOL is one byte, 0 or 1: the varint of its value */
-		if ((s->bools >> i) & 1)
-			x = x != 0;
-		/* most fields (CPUs, states, prios, flags) are one byte */
-		if (x < 0x80)
+		if (x < 0x80) {
 			*p++ = (uint8_t)x;
-		else
+		} else if (x < 0x4000) {
+			p[0] = (uint8_t)(x | 0x80);
+			p[1] = (uint8_t)(x >> 7);
+			p += 2;
+		} else {
 			p = d9_put_varint(p, x);
+		}
 	}
 	e->len = (size_t)(p - e->buf);
 	return 0;

@@ -39,7 +39,7 @@ enum {
 /*
  * The encoder's fast path for schemas of U64 and BOOL fields only (the
  * kernel's sched.* records): @v holds one value per field, a BOOL as
- * 0 or non-zero.  -ENOENT for another schema.  In encode.c.
+ * 0 or 1.  -ENOENT for another schema.  In encode.c.
  */
 struct dial9_encoder;
 int d9_encoder_event_u64(struct dial9_encoder *e, uint32_t id, uint64_t ts,

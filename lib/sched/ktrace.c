@@ -185,8 +185,9 @@ static int define(struct d9_ktrace *kt, unsigned int type)
 }
 
 /*
- * An event of the U64 and BOOL fields in @v: the encoder's fast path,
- * which the cost per context switch depends on (docs/benchmarks.md).
+ * An event of the U64 and BOOL fields in @v (a BOOL's as 0 or 1): the
+ * encoder's fast path, which the cost per context switch depends on
+ * (docs/benchmarks.md).
  */
 static inline __attribute__((always_inline)) int
 emit(struct d9_ktrace *kt, unsigned int type, uint64_t ts, const uint64_t *v)
@@ -334,7 +335,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 			v[1] = sw->prev_tgid;
 			v[2] = h->cpu;
 			v[3] = sw->prev_state;
-			v[4] = h->flags & DIAL9_SWITCH_PREV_RUNNABLE;
+			v[4] = !!(h->flags & DIAL9_SWITCH_PREV_RUNNABLE);
 			v[5] = sw->next_tid;
 			v[6] = totals ? sw->prev_run_delay_ns : 0;
 			v[7] = totals ? sw->prev_pcount : 0;
@@ -349,7 +350,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 			v[1] = sw->next_tgid;
 			v[2] = h->cpu;
 			v[3] = sw->next_wait_ns;
-			v[4] = h->flags & DIAL9_SWITCH_WAIT_VALID;
+			v[4] = !!(h->flags & DIAL9_SWITCH_WAIT_VALID);
 			v[5] = sw->prev_tid;
 			v[6] = totals ? sw->next_run_delay_ns : 0;
 			v[7] = totals ? sw->next_pcount : 0;
@@ -368,7 +369,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		v[2] = h->cpu;
 		v[3] = wk->waker_tid;
 		v[4] = wk->waker_tgid;
-		v[5] = h->flags & DIAL9_WAKE_FROM_IRQ;
+		v[5] = !!(h->flags & DIAL9_WAKE_FROM_IRQ);
 		return emit(kt, KT_WAKING, h->time_ns, v);
 	case DIAL9_REC_WAKEUP:
 	case DIAL9_REC_WAKEUP_NEW:
@@ -394,7 +395,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 			return -EPROTO;
 		v[0] = ex->tid;
 		v[1] = ex->tgid;
-		v[2] = h->flags & DIAL9_EXIT_GROUP_DEAD;
+		v[2] = !!(h->flags & DIAL9_EXIT_GROUP_DEAD);
 		v[3] = h->cpu;
 		return emit(kt, KT_EXIT, h->time_ns, v);
 	case DIAL9_REC_LOST:
@@ -428,7 +429,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 			return -EPROTO;
 		v[0] = uf->tgid;
 		v[1] = uf->parent_tgid;
-		v[2] = h->flags & DIAL9_UNFOLLOWED_EXEC;
+		v[2] = !!(h->flags & DIAL9_UNFOLLOWED_EXEC);
 		v[3] = h->cpu;
 		kt->unfollowed++;
 		return emit(kt, KT_UNFOLLOWED, h->time_ns, v);

@@ -153,7 +153,8 @@ static void encoder_rejects_mismatch(void **state)
 
 /*
  * d9_encoder_event_u64() (the sched.* records' path) writes the bytes
- * dial9_encoder_event() writes for the same U64 and BOOL values,
+ * dial9_encoder_event() writes for the same U64 and BOOL values (one-,
+ * two- and more-byte varints, each side of each bound),
  * timestamp resets and type ids past the inline range included, and
  * refuses a schema with another type.
  */
@@ -163,10 +164,10 @@ static void u64_path_matches_general(void **state)
 		{ "a", DIAL9_U64 }, { "b", DIAL9_BOOL }, { "c", DIAL9_U64 },
 	};
 	static const uint64_t vals[][3] = {
-		{ 0, 0, 0 }, { 127, 1, 128 }, { UINT64_MAX, 7, 1ull << 35 },
-		{ 300, 0, 16383 },
+		{ 0, 0, 0 }, { 127, 1, 128 }, { UINT64_MAX, 1, 1ull << 35 },
+		{ 300, 0, 16383 }, { 16384, 1, 0x3fff }, { 0x80, 0, 0x1fffff },
 	};
-	static const uint64_t ts[] = { 5, 6, 6 + (1ull << 33), 2 };
+	static const uint64_t ts[] = { 5, 6, 6 + (1ull << 33), 2, 3, 900 };
 	static const uint32_t ids[] = { 1, 300 };
 	struct dial9_encoder *e[2];
 	const void *d[2];
@@ -180,7 +181,7 @@ static void u64_path_matches_general(void **state)
 			assert_int_equal(dial9_encoder_schema(e[k], ids[j], 0,
 							      "t", 3, f), 0);
 		for (int j = 0; j < 2; j++)
-			for (size_t i = 0; i < 4; i++) {
+			for (size_t i = 0; i < 6; i++) {
 				struct dial9_value v[3] = {
 					dial9_u64(vals[i][0]),
 					dial9_bool(vals[i][1] != 0),
