@@ -169,19 +169,28 @@ int d9_ktrace_begin(struct d9_ktrace *kt)
 	return dial9_encoder_begin_stream(kt->enc);
 }
 
-/* The schema of @type, written before its first event of the stream. */
-static int define(struct d9_ktrace *kt, unsigned int type)
+/* define()'s first event of @type in the stream: its schema. */
+static __attribute__((noinline)) int define_schema(struct d9_ktrace *kt,
+						   unsigned int type)
 {
-	int ret;
+	int ret = dial9_encoder_schema(kt->enc, type, DIAL9_KIND_INSTANT,
+				       kt_types[type].name, kt_types[type].n,
+				       kt_types[type].f);
 
-	if (kt->defined & (1u << type))
-		return 0;
-	ret = dial9_encoder_schema(kt->enc, type, DIAL9_KIND_INSTANT,
-				   kt_types[type].name, kt_types[type].n,
-				   kt_types[type].f);
 	if (!ret)
 		kt->defined |= 1u << type;
 	return ret;
+}
+
+/*
+ * The schema of @type, written before its first event of the stream.
+ * Inline: every event asks.
+ */
+static inline int define(struct d9_ktrace *kt, unsigned int type)
+{
+	if (kt->defined & (1u << type))
+		return 0;
+	return define_schema(kt, type);
 }
 
 /*
