@@ -51,11 +51,6 @@ int d9_kq_push(struct d9_kq *q, const void *rec, size_t len)
 	return 0;
 }
 
-const struct dial9_rec_header *d9_kq_peek(const struct d9_kq *q)
-{
-	return q->off < q->len ? (const void *)(q->buf + q->off) : NULL;
-}
-
 struct kidx {
 	uint64_t time_ns;
 	size_t off;

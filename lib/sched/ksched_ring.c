@@ -43,20 +43,25 @@ struct push_ctx {
 	uint64_t *lost;
 };
 
-static bool is_ignored(const struct dial9_ksched *k, uint32_t tid)
+/* is_ignored() past its bit test. */
+static __attribute__((noinline)) bool in_ignored(const struct dial9_ksched *k,
+						 uint32_t tid)
 {
-	unsigned int n;
-
-	if (!(__atomic_load_n(&k->ignored_bits, __ATOMIC_ACQUIRE) &
-	      (1ull << (tid % 64))))
-		return false;
-	n = __atomic_load_n(&k->nignored, __ATOMIC_ACQUIRE);
+	unsigned int n = __atomic_load_n(&k->nignored, __ATOMIC_ACQUIRE);
 
 	for (unsigned int i = 0; i < n && i < KS_MAX_IGNORED; i++)
 		if ((uint32_t)__atomic_load_n(&k->ignored[i],
 					      __ATOMIC_ACQUIRE) == tid && tid)
 			return true;
 	return false;
+}
+
+static inline bool is_ignored(const struct dial9_ksched *k, uint32_t tid)
+{
+	if (!(__atomic_load_n(&k->ignored_bits, __ATOMIC_ACQUIRE) &
+	      (1ull << (tid % 64))))
+		return false;
+	return in_ignored(k, tid);
 }
 
 bool d9_ksched_ignored(const void *ctx, uint32_t tid)
@@ -87,9 +92,12 @@ static int push_one(const struct push_ctx *pc,
 			   d9_kq_push(pc->q, rec, rec->size);
 }
 
-/* Whether a side of @rec is an ignored thread (so keep_sides() changes it). */
-static bool has_ignored_side(const struct dial9_ksched *k,
-			     const struct dial9_rec_header *rec)
+/*
+ * Whether a side of @rec is an ignored thread (so keep_sides() changes
+ * it).  Inline, with is_ignored()'s bit test: every record asks.
+ */
+static inline bool has_ignored_side(const struct dial9_ksched *k,
+				    const struct dial9_rec_header *rec)
 {
 	const struct dial9_rec_switch *sw = (const void *)rec;
 	const struct dial9_rec_wake *wk = (const void *)rec;
