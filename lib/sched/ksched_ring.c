@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * ksched_ring.c - the rings read out: records parsed and filtered, the
- * per-CPU inboxes, the reader thread, and the merge in time order.
+ * per-CPU inboxes and the reader thread (the merge: ksched_drain.c).
  *
  * With a reader thread (opts.reader_thread), copying out is that thread's
  * only job: it sleeps in poll() on the rings' watermark (and an eventfd
  * for kicks and stop), and appends what the rings hold to a per-CPU inbox
  * under a mutex, as raw bytes, one memcpy per stretch (dial9.ko; perf's
- * records it parses, as they come in perf's own format).  The caller of dial9_ksched_drain() (the
- * recorder's flush thread, which also encodes, writes and is niced) moves
- * the inboxes over in one memcpy each and merges them without the lock,
- * so however slow it is, the kernel rings are emptied at the pace they
- * fill.  An inbox holds at most inbox_limit bytes; past that, dial9.ko's
+ * records it parses, as they come in perf's own format).  The caller of
+ * dial9_ksched_drain() (the recorder's flush thread, which also encodes
+ * and writes) swaps each inbox for an empty one under the lock, and
+ * checks and merges its records where they are without it, so however
+ * slow it is, the kernel rings are emptied at the pace they fill.  An inbox holds at most inbox_limit bytes; past that, dial9.ko's
  * records stay in its ring (which counts what it then drops), and perf's
  * are dropped, counted with the kernel's losses, and announced by a LOST
  * record like the kernel's.
@@ -117,27 +117,27 @@ static inline bool has_ignored_side(const struct dial9_ksched *k,
 	return false;
 }
 
-/*
- * Queue @rec, less its sides that are ignored threads: such a side is no
- * longer a recorded side, and a record with none left is dropped
- * (*@dropped), as dial9.ko does for DIAL9_IOC_IGNORE_THREAD.
- */
-static int filter_push(const struct push_ctx *pc,
-		       const struct dial9_rec_header *rec, bool *dropped)
-{
-	union {
-		struct dial9_rec_switch sw;
-		struct dial9_rec_wake wk;
-	} u;
+union rec_copy {
+	struct dial9_rec_switch sw;
+	struct dial9_rec_wake wk;
+};
 
+/*
+ * @rec less its sides that are ignored threads: such a side is no longer
+ * a recorded side, and a record with none left is dropped (NULL), as
+ * dial9.ko does for DIAL9_IOC_IGNORE_THREAD.  Returns @rec, or the copy
+ * in @u that was changed.
+ */
+static const struct dial9_rec_header *
+filter_rec(const struct dial9_ksched *k, const struct dial9_rec_header *rec,
+	   union rec_copy *u)
+{
 	/* copied only to change it: most records have no ignored side */
-	if (rec->type == DIAL9_REC_SAMPLE) {	/* its one side: dropped */
-		*dropped = has_ignored_side(pc->k, rec);
-		return *dropped ? 0 : push_one(pc, rec);
-	}
-	if (rec->size > sizeof(u) || !has_ignored_side(pc->k, rec))
-		return push_one(pc, rec);
-	memcpy(&u, rec, rec->size);
+	if (rec->type == DIAL9_REC_SAMPLE)	/* its one side: dropped */
+		return has_ignored_side(k, rec) ? NULL : rec;
+	if (rec->size > sizeof(*u) || !has_ignored_side(k, rec))
+		return rec;
+	memcpy(u, rec, rec->size);
 	if (rec->type == DIAL9_REC_SWITCH) {
 		/*
 		 * A switch with no recorded side is what held a CPU while
@@ -147,16 +147,25 @@ static int filter_push(const struct push_ctx *pc,
 		if (!(rec->flags & (DIAL9_SWITCH_PREV_TARGET |
 				    DIAL9_SWITCH_NEXT_TARGET)) &&
 		    (rec->flags & DIAL9_SWITCH_OCCUPANTS))
-			return push_one(pc, rec);
-		*dropped = !keep_sides(pc->k, &u.sw.hdr.flags,
-				       u.sw.prev_tid, DIAL9_SWITCH_PREV_TARGET,
-				       u.sw.next_tid, DIAL9_SWITCH_NEXT_TARGET);
-	} else {
-		*dropped = !keep_sides(pc->k, &u.wk.hdr.flags,
-				       u.wk.tid, DIAL9_WAKE_TASK_TARGET,
-				       u.wk.waker_tid, DIAL9_WAKE_WAKER_TARGET);
+			return rec;
+		return keep_sides(k, &u->sw.hdr.flags, u->sw.prev_tid,
+				  DIAL9_SWITCH_PREV_TARGET, u->sw.next_tid,
+				  DIAL9_SWITCH_NEXT_TARGET) ? &u->sw.hdr : NULL;
 	}
-	return *dropped ? 0 : push_one(pc, &u.sw.hdr);
+	return keep_sides(k, &u->wk.hdr.flags, u->wk.tid,
+			  DIAL9_WAKE_TASK_TARGET, u->wk.waker_tid,
+			  DIAL9_WAKE_WAKER_TARGET) ? &u->wk.hdr : NULL;
+}
+
+/* Queue filter_rec()'s @rec, if it is kept (else *@dropped). */
+static int filter_push(const struct push_ctx *pc,
+		       const struct dial9_rec_header *rec, bool *dropped)
+{
+	union rec_copy u;
+	const struct dial9_rec_header *keep = filter_rec(pc->k, rec, &u);
+
+	*dropped = !keep;
+	return keep ? push_one(pc, keep) : 0;
 }
 
 /* A record of the perf or schedstat backend, through filter_push(). */
@@ -174,9 +183,15 @@ static int perf_push(void *ctx, const struct dial9_rec_header *rec)
  * kept as they are go in with one copy each.  A record left out of the
  * trace (an ignored thread's; a type ktrace.c does not know, which it
  * skips) is counted in k->filtered[cpu].
+ *
+ * With @in_place, @p is the flush thread's own copy (an inbox it took):
+ * nothing is queued; a changed record is changed where it is, and one
+ * left out becomes PAD, which the merge skips (ring_parse()).  *@valid:
+ * the bytes before a bad record, if any.
  */
 static int parse_records(struct dial9_ksched *k, unsigned int cpu,
-			 const unsigned char *p, size_t n)
+			 unsigned char *p, size_t n, bool in_place,
+			 size_t *valid)
 {
 	struct push_ctx pc = { k, &k->q[cpu], 0, NULL };
 	size_t at = 0, run = 0;		/* the run: p + run up to p + at */
@@ -202,7 +217,21 @@ static int parse_records(struct dial9_ksched *k, unsigned int cpu,
 		if (h->type >= DIAL9_REC_MAX)
 			k->filtered[cpu]++;
 		as_is = h->type != DIAL9_REC_PAD && !has_ignored_side(k, h);
-		if (!as_is) {
+		if (!as_is && in_place) {
+			union rec_copy u;
+			const struct dial9_rec_header *keep;
+
+			if (h->type != DIAL9_REC_PAD) {
+				keep = filter_rec(k, h, &u);
+				if (!keep) {
+					((struct dial9_rec_header *)
+					 (void *)(p + at))->type = DIAL9_REC_PAD;
+					k->filtered[cpu]++;
+				} else if (keep != h) {
+					memcpy(p + at, keep, h->size);
+				}
+			}
+		} else if (!as_is) {
 			bool dropped = false;
 
 			if (at > run && d9_kq_push(pc.q, p + run, at - run)) {
@@ -220,8 +249,11 @@ static int parse_records(struct dial9_ksched *k, unsigned int cpu,
 		at += h->size;
 	}
 	/* what came before a bad record still goes in */
-	if (ret != -ENOMEM && at > run && d9_kq_push(pc.q, p + run, at - run))
+	if (!in_place && ret != -ENOMEM && at > run &&
+	    d9_kq_push(pc.q, p + run, at - run))
 		ret = -ENOMEM;
+	if (valid)
+		*valid = at;
 	__atomic_store_n(&k->nread, k->nread + nread, __ATOMIC_RELAXED);
 	return ret;
 }
@@ -268,7 +300,9 @@ static int ksched_collect_into(struct dial9_ksched *k, struct d9_kq *qs,
 			uint32_t off;
 			size_t n = ring_stretch(c, tail, head, &off);
 
-			ret = parse_records(k, cpu, k->data[cpu] + off, n);
+			ret = parse_records(k, cpu,
+					    (unsigned char *)k->data[cpu] + off,
+					    n, false, NULL);
 			if (ret)
 				return ret;
 			tail += n;
@@ -354,14 +388,20 @@ static void ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
 	__atomic_store_n(&c->tail, tail, __ATOMIC_RELEASE);
 }
 
-/* The flush thread: the raw bytes of ring @cpu into q[cpu]; @raw emptied. */
+/*
+ * The flush thread: the raw bytes of ring @cpu, in @raw (spare[cpu]),
+ * checked and filtered where they are.  They stay there, after q[cpu]'s,
+ * for the merge (src_peek()), which then moves what it leaves to q[cpu]
+ * (spill()): only what waits for a later drain is copied again.
+ */
 static int ring_parse(struct dial9_ksched *k, unsigned int cpu,
 		      struct d9_kq *raw)
 {
+	size_t valid = 0;
 	int ret = parse_records(k, cpu, raw->buf + raw->off,
-				raw->len - raw->off);
+				raw->len - raw->off, true, &valid);
 
-	raw->off = raw->len = 0;
+	raw->len = raw->off + valid;
 	return ret;
 }
 
@@ -421,7 +461,7 @@ static void inbox_lost_add(struct dial9_ksched *k, uint64_t n)
  * that collect's start (less the time a probe may take to publish) was
  * in the ring when it read it.
  */
-static int ksched_collect(struct dial9_ksched *k, uint64_t *horizon)
+int d9_ksched_collect(struct dial9_ksched *k, uint64_t *horizon)
 {
 	uint64_t lost = 0, safe;
 	bool full;
@@ -447,13 +487,8 @@ static int ksched_collect(struct dial9_ksched *k, uint64_t *horizon)
 	 */
 	if (full)
 		kick(k);
-	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++) {
-		size_t held = k->spare[cpu].len - k->spare[cpu].off;
-
+	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++)
 		ret = inbox_take(k, cpu, &k->spare[cpu]);
-		if (!ret && inbox_raw(k))
-			ret = inbox_grow(k, &k->spare[cpu], held);
-	}
 	safe = safe > KSCHED_PUBLISH_NS ? safe - KSCHED_PUBLISH_NS : 0;
 	if (*horizon > safe)
 		*horizon = safe;
@@ -648,8 +683,22 @@ int d9_ksched_reader_start(struct dial9_ksched *k, uint32_t prio)
 	return 0;
 }
 
-/* Stop the reader thread; what it read moves to q[]. */
-static int ksched_reader_halt(struct dial9_ksched *k)
+int d9_ksched_queue_rest(struct dial9_ksched *k, unsigned int cpu,
+			 struct d9_kq *in, bool grow)
+{
+	size_t held = in->len;
+	int ret = 0;
+
+	if (in->off < in->len)
+		ret = d9_kq_push(&k->q[cpu], in->buf + in->off,
+				 in->len - in->off);
+	in->off = in->len = 0;
+	if (!ret && grow && inbox_raw(k))
+		ret = inbox_grow(k, in, held);
+	return ret;
+}
+
+int d9_ksched_reader_halt(struct dial9_ksched *k)
 {
 	int ret = 0;
 
@@ -663,14 +712,18 @@ static int ksched_reader_halt(struct dial9_ksched *k)
 	pthread_mutex_destroy(&k->mu);
 	k->reader = false;
 	ret = k->reader_error;
-	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++)
+	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++) {
 		ret = inbox_take(k, cpu, &k->inbox[cpu]);
+		if (!ret)
+			ret = d9_ksched_queue_rest(k, cpu, &k->inbox[cpu],
+						   false);
+	}
 	return ret;
 }
 
 void d9_ksched_reader_stop(struct dial9_ksched *k)
 {
-	ksched_reader_halt(k);
+	d9_ksched_reader_halt(k);
 	if (k->kick_fd >= 0)
 		close(k->kick_fd);
 	k->kick_fd = -1;
@@ -681,85 +734,4 @@ void d9_ksched_reader_stop(struct dial9_ksched *k)
 	free(k->inbox);
 	free(k->spare);
 	k->inbox = k->spare = NULL;
-}
-
-/*
- * The last read: stop the session, so that what the kernel dropped at the
- * end, which no later record's LOST announces, is still in the stream.
- */
-static int ksched_final(struct dial9_ksched *k)
-{
-	uint64_t horizon = UINT64_MAX;
-	int ret = ksched_reader_halt(k);
-
-	if (ret)
-		return ret;
-	if (k->fd < 0 || k->perf)
-		return ksched_collect(k, &horizon);
-	ioctl(k->fd, DIAL9_IOC_DISABLE, 0);
-	ret = ksched_collect(k, &horizon);
-	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++) {
-		struct dial9_rec_lost lr = { .hdr.type = DIAL9_REC_LOST };
-		uint64_t lost;
-
-		if (!k->ctrl[cpu])
-			continue;
-		lost = __atomic_load_n(&k->ctrl[cpu]->lost, __ATOMIC_RELAXED);
-		if (lost <= k->lost_seen[cpu])
-			continue;
-		lr.hdr.size = sizeof(lr);
-		lr.hdr.cpu = (uint16_t)cpu;
-		lr.hdr.time_ns = d9_clock_gettime_ns();
-		lr.count = lost - k->lost_seen[cpu];
-		k->lost_seen[cpu] = lost;
-		ret = d9_kq_push(&k->q[cpu], &lr, sizeof(lr));
-	}
-	return ret;
-}
-
-int dial9_ksched_drain(struct dial9_ksched *k, uint64_t horizon_ns,
-		       dial9_ksched_fn fn, void *ctx)
-{
-	int n = 0, ret = horizon_ns == UINT64_MAX ? ksched_final(k) :
-			 ksched_collect(k, &horizon_ns);
-
-	if (ret)
-		return ret;
-	/*
-	 * Merge the CPUs' queues by time, equal times in CPU order.  After
-	 * each scan, the oldest queue runs until it passes the next queue's
-	 * head: one scan per run of a CPU, not per record.
-	 */
-	for (;;) {
-		const struct dial9_rec_header *best = NULL, *h;
-		uint64_t next = horizon_ns;
-		unsigned int bcpu = 0, ncpu = 0;	/* next: horizon, none */
-
-		for (unsigned int cpu = 0; cpu < k->ncpu; cpu++) {
-			h = d9_kq_peek(&k->q[cpu]);
-			if (!h || h->time_ns >= horizon_ns)
-				continue;
-			if (!best || h->time_ns < best->time_ns) {
-				if (best && best->time_ns <= next) {
-					next = best->time_ns;
-					ncpu = bcpu;
-				}
-				best = h;
-				bcpu = cpu;
-			} else if (h->time_ns < next) {
-				next = h->time_ns;
-				ncpu = cpu;
-			}
-		}
-		if (!best)
-			break;
-		do {
-			fn(ctx, best);
-			k->q[bcpu].off += best->size;
-			n++;
-			best = d9_kq_peek(&k->q[bcpu]);
-		} while (best && (best->time_ns < next ||
-				  (best->time_ns == next && bcpu < ncpu)));
-	}
-	return n;
 }

@@ -63,7 +63,8 @@ struct dial9_ksched {
 	/*
 	 * The reader thread, if any, is the only reader of the rings: it
 	 * appends to inbox[] under mu; a drain swaps each inbox with spare[]
-	 * (a pointer swap under the lock) and copies it to q[] outside it.
+	 * (a pointer swap under the lock) and merges it from there outside
+	 * it (ksched_drain.c).
 	 */
 	bool reader;
 	uint32_t reader_prio;		/* its SCHED_FIFO priority, 0: none */
@@ -86,6 +87,20 @@ bool d9_ksched_ignored(const void *ctx, uint32_t tid);
 
 /* The reader thread (ksched_ring.c; opts.reader_thread). */
 int d9_ksched_reader_start(struct dial9_ksched *k, uint32_t prio);
+/* Stop it; what it read is checked and moves to q[]. */
+int d9_ksched_reader_halt(struct dial9_ksched *k);
+/*
+ * Bring what has been read to q[], or, with a reader thread and dial9.ko,
+ * to the inboxes just taken (spare[]), checked and filtered in place;
+ * lower *@horizon to what the reader is sure to have read (ksched_ring.c).
+ */
+int d9_ksched_collect(struct dial9_ksched *k, uint64_t *horizon);
+/*
+ * What inbox @in of CPU @cpu still holds, appended to q[cpu]; @in left
+ * empty, and with @grow, grown if it was over half full.
+ */
+int d9_ksched_queue_rest(struct dial9_ksched *k, unsigned int cpu,
+			 struct d9_kq *in, bool grow);
 
 /*
  * Backends d9_ksched_open() leaves out: for dial9_config.sched (PERF,
