@@ -345,6 +345,32 @@ static int ignore(struct d9 *d, pid_t tid, uint32_t flags)
 	return d9_ioctl(d->fd, DIAL9_IOC_IGNORE_THREAD, &ig);
 }
 
+/* A session mapped, and @p's worker started and its tid known. */
+static int pp_start(struct pp *p, struct d9 *d, pthread_t *t)
+{
+	if (pipe(p->to_w) || pipe(p->to_m) || d9_open(d) || d9_map(d) ||
+	    pthread_create(t, NULL, pp_worker, p))
+		return -1;
+	while (!p->tid)
+		usleep(1000);
+	return 0;
+}
+
+/* The switch-outs of @tid in @recs where it is a recorded side. */
+static int switch_outs_of(const struct d9_recs *recs, pid_t tid)
+{
+	int n = 0;
+
+	d9_for_each(r, recs) {
+		const struct dial9_rec_switch *sw = (const void *)r;
+
+		if (r->type == DIAL9_REC_SWITCH && (pid_t)sw->prev_tid == tid &&
+		    (r->flags & DIAL9_SWITCH_PREV_TARGET))
+			n++;
+	}
+	return n;
+}
+
 /* A thread left out is never a recorded side; put back, it is again. */
 TEST(ignored_thread_is_not_recorded)
 {
@@ -355,13 +381,7 @@ TEST(ignored_thread_is_not_recorded)
 	struct d9 d;
 	char c = 'q';
 
-	ASSERT_EQ(0, pipe(p.to_w));
-	ASSERT_EQ(0, pipe(p.to_m));
-	ASSERT_EQ(0, d9_open(&d));
-	ASSERT_EQ(0, d9_map(&d));
-	ASSERT_EQ(0, pthread_create(&t, NULL, pp_worker, &p));
-	while (!p.tid)
-		usleep(1000);
+	ASSERT_EQ(0, pp_start(&p, &d, &t));
 	ASSERT_EQ(0, ignore(&d, p.tid, 0));
 	ASSERT_EQ(0, ignore(&d, p.tid, 0));	/* already: no second slot */
 	ASSERT_EQ(-EINVAL, ignore(&d, p.tid, 2));
@@ -398,13 +418,7 @@ TEST(ignored_thread_is_not_recorded)
 	ASSERT_EQ(0, pp_rounds(&p));
 	ASSERT_EQ(0, d9_disable(&d));
 	ASSERT_LT(0, d9_drain(&d, &recs));
-	d9_for_each(r, &recs) {
-		const struct dial9_rec_switch *sw = (const void *)r;
-
-		if (r->type == DIAL9_REC_SWITCH && (pid_t)sw->prev_tid == p.tid &&
-		    (r->flags & DIAL9_SWITCH_PREV_TARGET))
-			as_target++;
-	}
+	as_target += switch_outs_of(&recs, p.tid);
 	EXPECT_LE(50, as_target);
 	ASSERT_EQ(1, write(p.to_w[1], &c, 1));
 	pthread_join(t, NULL);
@@ -444,13 +458,7 @@ TEST(ignored_tid_bit_does_not_hide_others)
 	struct d9 d;
 	char c = 'q';
 
-	ASSERT_EQ(0, pipe(p.to_w));
-	ASSERT_EQ(0, pipe(p.to_m));
-	ASSERT_EQ(0, d9_open(&d));
-	ASSERT_EQ(0, d9_map(&d));
-	ASSERT_EQ(0, pthread_create(&t, NULL, pp_worker, &p));
-	while (!p.tid)
-		usleep(1000);
+	ASSERT_EQ(0, pp_start(&p, &d, &t));
 	/* tids go up one by one: a match within 64 threads, unless others
 	 * take pids meanwhile */
 	for (tries = 0; tries < 1000; tries++) {
@@ -473,13 +481,7 @@ TEST(ignored_tid_bit_does_not_hide_others)
 	ASSERT_EQ(0, pp_rounds(&p));
 	ASSERT_EQ(0, d9_disable(&d));
 	ASSERT_LT(0, d9_drain(&d, &recs));
-	d9_for_each(r, &recs) {
-		const struct dial9_rec_switch *sw = (const void *)r;
-
-		if (r->type == DIAL9_REC_SWITCH && (pid_t)sw->prev_tid == p.tid &&
-		    (r->flags & DIAL9_SWITCH_PREV_TARGET))
-			as_target++;
-	}
+	as_target += switch_outs_of(&recs, p.tid);
 	TH_LOG("tid %d recorded beside ignored tid %d: %d switch-outs",
 	       p.tid, pk.tid, as_target);
 	EXPECT_LE(50, as_target);
