@@ -357,8 +357,14 @@ TEST(short_bursts_are_sampled)
 	count(&recs, &h, &c);
 	TH_LOG("150 bursts of 2 ms, %.0f ms of CPU: %d samples at 99 Hz (%.0f expected)",
 	       cpu_ns / 1e6, c.ours, cpu_ns / 1e9 * 99);
-	/* a third of the expected, for timer slack under emulation */
-	EXPECT_GE(c.ours, (int)(cpu_ns / 1e9 * 99 / 3));
+	/*
+	 * A sixth of the expected, for timer slack under emulation: in
+	 * eight boots of 2026-12-02 (TCG, a loaded host) 31% to 96% of it.
+	 * A timer restarted a period after each switch-in would fire in
+	 * every gap and take none.
+	 */
+	EXPECT_GE(c.ours, (int)(cpu_ns / 1e9 * 99 / 6));
+	EXPECT_LT(0, c.ours);
 	EXPECT_EQ(0, c.foreign);
 	d9_recs_free(&recs);
 }
