@@ -376,6 +376,7 @@ static void check_rec(struct fuzz *f, const struct dial9_rec_header *r,
 	const struct dial9_rec_wake *wk = (const void *)r;
 	const struct dial9_rec_comm *cm = (const void *)r;
 	const struct dial9_rec_unfollowed *uf = (const void *)r;
+	const struct dial9_rec_stack *st = (const void *)r;
 	const char *bad = NULL;
 	uint32_t ids[2] = { 0, 0 };
 	bool own_only = false;
@@ -438,6 +439,22 @@ static void check_rec(struct fuzz *f, const struct dial9_rec_header *r,
 		ids[0] = uf->tgid;
 		ids[1] = uf->parent_tgid;
 		own_only = true;
+		break;
+	case DIAL9_REC_STACK:
+	case DIAL9_REC_SAMPLE:
+		/* a recorded task's own stack: never a foreign one */
+		if (r->size < sizeof(*st) || st->nr > DIAL9_STACK_MAX_DEPTH ||
+		    r->size < sizeof(*st) + st->nr * sizeof(st->ips[0]))
+			bad = "stack record: short, or deeper than the limit";
+		else if (r->flags & ~(DIAL9_STACK_TRUNCATED |
+				      (r->type == DIAL9_REC_STACK ?
+				       DIAL9_STACK_WAKER : DIAL9_SAMPLE_KERNEL)))
+			bad = "stack record: flags not zero";
+		else if (r->type == DIAL9_REC_STACK && st->reserved)
+			bad = "stack record: reserved not zero";
+		ids[0] = st->tgid;
+		own_only = true;
+		nids = 1;
 		break;
 	case DIAL9_REC_LOST:
 		if (r->flags)
