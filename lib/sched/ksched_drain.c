@@ -73,10 +73,8 @@ static int ksched_final(struct dial9_ksched *k)
 	if (k->fd < 0 || k->perf)
 		return d9_ksched_collect(k, &horizon);
 	ioctl(k->fd, DIAL9_IOC_DISABLE, 0);
+	/* the reader halted: its inboxes and the rest go to q[] */
 	ret = d9_ksched_collect(k, &horizon);
-	/* each CPU's last LOST record after its other records */
-	if (!ret)
-		ret = spill(k);
 	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++) {
 		struct dial9_rec_lost lr = { .hdr.type = DIAL9_REC_LOST };
 		uint64_t lost;

@@ -11,8 +11,9 @@
  * dial9_ksched_drain() (the recorder's flush thread, which also encodes
  * and writes) swaps each inbox for an empty one under the lock, and
  * checks and merges its records where they are without it, so however
- * slow it is, the kernel rings are emptied at the pace they fill.  An inbox holds at most inbox_limit bytes; past that, dial9.ko's
- * records stay in its ring (which counts what it then drops), and perf's
+ * slow it is, the kernel rings are emptied at the pace they fill.  An
+ * inbox holds at most inbox_limit bytes; past that, dial9.ko's records
+ * stay in its ring (which counts what it then drops), and perf's
  * are dropped, counted with the kernel's losses, and announced by a LOST
  * record like the kernel's.
  */
@@ -190,7 +191,7 @@ static int perf_push(void *ctx, const struct dial9_rec_header *rec)
  * the bytes before a bad record, if any.
  */
 static int parse_records(struct dial9_ksched *k, unsigned int cpu,
-			 unsigned char *p, size_t n, bool in_place,
+			 const unsigned char *p, size_t n, bool in_place,
 			 size_t *valid)
 {
 	struct push_ctx pc = { k, &k->q[cpu], 0, NULL };
@@ -218,17 +219,18 @@ static int parse_records(struct dial9_ksched *k, unsigned int cpu,
 			k->filtered[cpu]++;
 		as_is = h->type != DIAL9_REC_PAD && !has_ignored_side(k, h);
 		if (!as_is && in_place) {
+			/* the flush thread's own buffer (not a ring) */
+			struct dial9_rec_header *w = (void *)(p + at);
 			union rec_copy u;
 			const struct dial9_rec_header *keep;
 
 			if (h->type != DIAL9_REC_PAD) {
 				keep = filter_rec(k, h, &u);
 				if (!keep) {
-					((struct dial9_rec_header *)
-					 (void *)(p + at))->type = DIAL9_REC_PAD;
+					w->type = DIAL9_REC_PAD;
 					k->filtered[cpu]++;
 				} else if (keep != h) {
-					memcpy(p + at, keep, h->size);
+					memcpy(w, keep, h->size);
 				}
 			}
 		} else if (!as_is) {
@@ -300,9 +302,8 @@ static int ksched_collect_into(struct dial9_ksched *k, struct d9_kq *qs,
 			uint32_t off;
 			size_t n = ring_stretch(c, tail, head, &off);
 
-			ret = parse_records(k, cpu,
-					    (unsigned char *)k->data[cpu] + off,
-					    n, false, NULL);
+			ret = parse_records(k, cpu, k->data[cpu] + off, n,
+					    false, NULL);
 			if (ret)
 				return ret;
 			tail += n;

@@ -229,7 +229,7 @@ culprits() {
 	rq=$8; [ "$9" -lt "$rq" ] && rq=$9
 	d=$(($7 - rq)); [ $d -lt 0 ] && d=$((-d))
 	if [ "$rq" -gt 0 ] && [ $((d * 50)) -le $((rq + ${10} * 20000 * 50)) ]; then
-		ok "$label: the culprits' time adds up to the kernel's runqueue total"
+		ok "$label: the culprits' time adds up to the kernel's runqueue total (or the trace's runnable windows, if less)"
 	else
 		notok "$label: culprits $(($7 / 1000000)) ms against a runqueue total of $((rq / 1000000)) ms"
 	fi
