@@ -143,6 +143,12 @@ compare() {
 			sed 's/^/#   /'
 	fi
 	set -- $(echo "$res" | grep '^RESULT')
+	if [ "$2" -eq 0 ]; then
+		# nothing to compare: what the reference holds, and why
+		echo "# $label: the reference holds $(wc -l <"$ref") lines, $(grep -c '^FINAL' "$ref") FINAL, $(grep -c '^SW' "$ref") SW"
+		kill -0 "$bt" 2>/dev/null || echo "# bpftrace has exited"
+		sed 's/^/# bpftrace: /' /tmp/bt.err
+	fi
 	echo "# $label: $7 of $6 processes, $2 threads checked ($5 exact); dial9 $(($8 / 1000000)) ms, kernel $(($9 / 1000000)) ms in all; largest difference ${10} ns; longest waits: ${11} off, largest difference ${12} ns (${13} threads not checked: the probe missed a switch)"
 	if [ "$2" -gt 0 ] && [ "$3" -eq 0 ] && [ "$4" -eq 0 ] && [ "$6" -eq "$7" ]; then
 		ok "$label: every process recorded, every thread's runqueue total and count as the kernel's"
@@ -275,6 +281,35 @@ accounting() {
 	fi
 }
 
+# sync_ref LABEL: wait until bpftrace has printed what its probes saw
+# until now.  It reads its per-CPU buffers some time after the probes
+# fill them, later the more it has to print (sysbench's yields: ~50,000
+# switch-out lines); once, on 6.12, the workload's FINAL lines were not
+# in the file 0.5 s after dial9 record exited.  A process named d9sync
+# (busybox, under another name) exits, on each CPU, and the probe's SYNC
+# line for each is awaited, at most 60 s.
+ln -sf /bin/busybox /tmp/d9sync
+sync_ref() {
+	pids=
+	for c in $(seq 0 $(($(grep -c '^processor' /proc/cpuinfo) - 1))); do
+		taskset -c "$c" /tmp/d9sync >/dev/null 2>&1 &
+		pids="$pids $!"
+	done
+	for p in $pids; do
+		wait "$p"
+	done
+	i=0
+	for p in $pids; do
+		while ! grep -q "^SYNC $p\$" /tmp/ref-all.txt && [ $i -lt 600 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		grep -q "^SYNC $p\$" /tmp/ref-all.txt ||
+			echo "# $1: bpftrace printed no SYNC line for pid $p in 60 s"
+	done
+	echo "# $1: the reference caught up in $((i / 10)).$((i % 10)) s"
+}
+
 # run LABEL CMD...: record CMD; its tasks' lines of the reference are
 # those bpftrace printed meanwhile.
 run() {
@@ -286,7 +321,7 @@ run() {
 	dial9 record -o "/tmp/$label" --children -- "$@" >/tmp/cmd.out 2>/tmp/rec.err &
 	bounded $! 150 "$label: dial9 record"
 	rc=$?
-	sleep 0.5
+	sync_ref "$label"
 	tail -n +$((from + 1)) /tmp/ref-all.txt >/tmp/ref.txt
 	sed 's/^/# /' /tmp/rec.err
 	if [ $rc -ne 0 ]; then
