@@ -333,11 +333,12 @@ TEST(occupant_names_are_cached)
 		const struct dial9_rec_header *r = v[k];
 		const struct dial9_rec_switch *sw = (const void *)r;
 		const struct dial9_rec_comm *cm = (const void *)r;
+		bool occupant_name = r->type == DIAL9_REC_COMM &&
+				     (r->flags & DIAL9_COMM_OCCUPANT);
 
 		if (r->cpu != CPU)
 			continue;
-		if (r->type == DIAL9_REC_COMM &&
-		    (r->flags & DIAL9_COMM_OCCUPANT)) {
+		if (occupant_name) {
 			names++;
 			if (!model_name(&model, cm)) {
 				cached_again++;
@@ -346,9 +347,8 @@ TEST(occupant_names_are_cached)
 			}
 		}
 		for (int i = 0; i < CYCLERS; i++) {
-			if (r->type == DIAL9_REC_COMM &&
-			    (r->flags & DIAL9_COMM_OCCUPANT) &&
-			    cm->tid == (uint32_t)pid[i] && ++named[i] > 1)
+			if (occupant_name && cm->tid == (uint32_t)pid[i] &&
+			    ++named[i] > 1)
 				TH_LOG("d9-cyc-%d named again, as %.16s", i,
 				       cm->comm);
 			if (foreign_switch(r) &&

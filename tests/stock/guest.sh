@@ -4,6 +4,7 @@
 # count checked against the kernel's own (sched_info.run_delay and pcount
 # at the thread's last switch, read by bpftrace; refprobe.bt).  TAP.
 export PATH=/usr/bin:/usr/sbin:/bin:/sbin
+ncpus=$(grep -c '^processor' /proc/cpuinfo)
 fail=0
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
@@ -277,28 +278,26 @@ fi
 # what dial9.ko counted in that CPU's ring (sched.ring), losses or not:
 # recorded + lost == what the probes tried to write.
 accounting() {
-	cpus=$(grep -c '^processor' /proc/cpuinfo)
 	lines=$(grep -c ' dropped by the kernel: ' /tmp/info.txt)
 	agree=$(grep -c ' dropped by the kernel: agree$' /tmp/info.txt)
 	grep ' dropped by the kernel: ' /tmp/info.txt | sed 's/^/# /'
-	if [ "$lines" -ge "$cpus" ] && [ "$agree" -eq "$lines" ]; then
+	if [ "$lines" -ge "$ncpus" ] && [ "$agree" -eq "$lines" ]; then
 		ok "$1: per CPU, recorded + lost == what dial9.ko's probes wrote ($agree CPUs)"
 	else
-		notok "$1: per CPU, $agree of $lines CPUs agree with dial9.ko's counts ($cpus online)"
+		notok "$1: per CPU, $agree of $lines CPUs agree with dial9.ko's counts ($ncpus online)"
 	fi
 }
 
 # sync_ref LABEL: wait until bpftrace has printed what its probes saw
-# until now.  It reads its per-CPU buffers some time after the probes
-# fill them, later the more it has to print (sysbench's yields: ~50,000
-# switch-out lines); once, on 6.12, the workload's FINAL lines were not
-# in the file 0.5 s after dial9 record exited.  A process named d9sync
-# (busybox, under another name) exits, on each CPU, and the probe's SYNC
-# line for each is awaited, at most 60 s.
+# until now, rather than for a fixed time: it reads its per-CPU buffers
+# some time after the probes fill them, later the more it has to print
+# (sysbench's yields: thousands of switch-out lines).  A process named
+# d9sync (busybox, under another name) exits, on each CPU, and the
+# probe's SYNC line for each is awaited, at most 60 s.
 ln -sf /bin/busybox /tmp/d9sync
 sync_ref() {
 	pids=
-	for c in $(seq 0 $(($(grep -c '^processor' /proc/cpuinfo) - 1))); do
+	for c in $(seq 0 $((ncpus - 1))); do
 		taskset -c "$c" /tmp/d9sync >/dev/null 2>&1 &
 		pids="$pids $!"
 	done
