@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #define D9_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -22,8 +23,15 @@
 /* One line on stderr, prefixed "dial9: " (log.c). */
 void d9_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* mkdir -p: every missing directory of @path, mode 0755 (fs.c). */
-int d9_mkdirs(const char *path);
+/* mkdir -p: every missing directory of @path, created with @mode (fs.c). */
+int d9_mkdirs(const char *path, mode_t mode);
+/* 0 if the directory open at @fd is one this process may write its files
+ * into: a directory owned by the effective uid that no other user or
+ * group can write; else -ENOTDIR/-EPERM/-EACCES, said in the log (fs.c). */
+int d9_dir_check(int fd, const char *path);
+/* @path created as mkdir -p (@mode) if missing, opened O_DIRECTORY and
+ * checked with d9_dir_check: its descriptor, or -errno (fs.c). */
+int d9_dir_open_own(const char *path, mode_t mode);
 /* A small file (/proc, /sys) into buf, NUL-terminated, at most len - 1
  * bytes in one read: 0, -errno, or -EIO if it read nothing (fs.c). */
 int d9_read_small(const char *path, char *buf, size_t len);

@@ -127,7 +127,7 @@ enum dial9_clock {
 
 struct dial9_config {
 	uint32_t size;
-	const char *trace_dir;      /* default /tmp/dial9-traces */
+	const char *trace_dir;      /* default /var/tmp/dial9-{euid} (docs/lib.md) */
 	const char *service_name;   /* default: program name */
 	uint32_t rotation_secs;     /* default 60 */
 	uint64_t max_disk_bytes;    /* default 1 GiB */
@@ -201,7 +201,17 @@ struct dial9_config {
 	 * where neither can, the trace's sched_note says so.
 	 * DIAL9_CPU_SAMPLE_HZ. */
 	uint32_t cpu_sample_hz;
+	/* The mode of segment files: 0600 (the default: the user alone
+	 * reads them), or 0640 so that the trace directory's group reads
+	 * them too; directories get the matching 0700 / 0750.  Nothing
+	 * else is accepted: a trace is never writable by others.
+	 * DIAL9_TRACE_MODE (octal). */
+	uint32_t trace_mode;
 };
+
+/* The default trace directory of this process's effective user:
+ * /var/tmp/dial9-{euid}.  Used where dial9_config.trace_dir is unset. */
+const char *dial9_default_trace_dir(void);
 
 enum dial9_symbols {
 	DIAL9_SYMBOLS_AUTO = 0, /* on if DIAL9_SCHED_STACKS and a pipeline */

@@ -216,7 +216,7 @@ void d9_job_admit(struct d9_worker *wk)
 			continue;
 		}
 		if (j->fd < 0)
-			j->fd = open(j->src, O_RDONLY | O_CLOEXEC);
+			j->fd = open(j->src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (j->fd < 0 || fstat(j->fd, &st)) {
 			if (errno == ENOENT) {
 				/* evicted by the budget (counted there) */

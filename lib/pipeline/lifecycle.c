@@ -101,6 +101,8 @@ int d9_worker_new(struct d9_worker **out, const struct dial9_config *cfg)
 	    (cfg->sched_flags & DIAL9_SCHED_STACKS) &&
 	    d9_symtab_new(&wk->symtab, cfg->symbols_max_frames))
 		goto out_nomem;
+	wk->file_mode = cfg->trace_mode == 0640 ? 0640 : 0600;
+	wk->dir_mode = wk->file_mode == 0640 ? 0750 : 0700;
 	if (p & DIAL9_PIPE_WRITE_BACK) {
 		wk->wb_dir = strdup(cfg->write_back_dir);
 		if (!wk->wb_dir)

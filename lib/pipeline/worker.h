@@ -173,6 +173,7 @@ struct d9_worker {
 	uint64_t wake_buf;
 	unsigned int seed;
 	bool wb_made;
+	unsigned int file_mode, dir_mode; /* of what it writes: 0600/0700, 0640/0750 */
 	bool closing; /* curl_multi_cleanup: free sockets at once */
 	bool abandoning; /* stopping: no more manifests */
 };

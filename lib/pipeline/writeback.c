@@ -22,7 +22,9 @@ static void write_more(struct d9_worker *wk, struct job *j)
 /* Open the temp file of j->dst in dir, then write. */
 static void write_open(struct d9_worker *wk, struct job *j)
 {
-	j->fd = open(j->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	unlink(j->tmp); /* one of an attempt cut short */
+	j->fd = open(j->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		     (mode_t)wk->file_mode);
 	if (j->fd < 0) {
 		if (errno == ENOENT)
 			wk->wb_made = false; /* the directory went away */
@@ -32,6 +34,18 @@ static void write_open(struct d9_worker *wk, struct job *j)
 	j->off = 0;
 	j->state = J_WRITING;
 	write_more(wk, j); /* zero bytes: completes at once, then fsync */
+}
+
+/* The write-back directory, made if missing: this user's own, that no
+ * other can write (d9_dir_check), before anything goes into it. */
+static int wb_root(struct d9_worker *wk)
+{
+	int fd = d9_dir_open_own(wk->wb_dir, wk->dir_mode);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
 }
 
 /* A summary to {write_back_dir}/summary/version=1/...: as in the bucket. */
@@ -55,7 +69,9 @@ static void summary_start(struct d9_worker *wk, struct job *j)
 	}
 	slash = strrchr(j->dst, '/');
 	*slash = 0;
-	ret = d9_mkdirs(j->dst);
+	ret = wb_root(wk);
+	if (!ret)
+		ret = d9_mkdirs(j->dst, wk->dir_mode);
 	if (!ret && snprintf(j->tmp, sizeof(j->tmp), "%s/.%s.tmp", j->dst,
 			     slash + 1) >= (int)sizeof(j->tmp))
 		ret = -ENAMETOOLONG;
@@ -81,7 +97,9 @@ void d9_wb_start(struct d9_worker *wk, struct job *j)
 	if (wk->wb_dir) {
 		snprintf(dir, sizeof(dir), "%s/%s", wk->wb_dir, wk->boot_id);
 		if (!wk->wb_made) {
-			ret = d9_mkdirs(dir);
+			ret = wb_root(wk);
+			if (!ret)
+				ret = d9_mkdirs(dir, wk->dir_mode);
 			if (ret) {
 				d9_job_retry(wk, j, ret, "cannot create the write-back directory");
 				return;

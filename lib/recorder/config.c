@@ -4,6 +4,7 @@
  * environment variables, and the checks dial9_start() applies.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,11 +35,48 @@ static uint32_t default_sched_ring(void)
 	return ring;
 }
 
+/*
+ * Per user, on disk: /var/tmp survives a reboot (a crashed service's
+ * segments are salvaged at the next start) and holds a 1 GiB budget,
+ * where $XDG_RUNTIME_DIR is a small tmpfs that exists only while the
+ * user is logged in (services have none).  The writer makes it 0700 and
+ * takes it only if it is the user's own and nobody else can write it.
+ */
+struct default_dir {
+	struct default_dir *next;
+	uid_t uid;
+	char path[40];
+};
+
+/* One string per effective uid the process has had, never freed: a
+ * config may keep the pointer, and a setuid program gets its own. */
+static struct default_dir *_Atomic default_dirs;
+
+const char *dial9_default_trace_dir(void)
+{
+	uid_t uid = geteuid();
+	struct default_dir *d, *head = atomic_load(&default_dirs);
+
+	for (d = head; d; d = d->next)
+		if (d->uid == uid)
+			return d->path;
+	d = malloc(sizeof(*d));
+	if (!d)
+		return "/var/tmp/dial9";
+	d->uid = uid;
+	snprintf(d->path, sizeof(d->path), "/var/tmp/dial9-%u", (unsigned int)uid);
+	do
+		d->next = head;
+	while (!atomic_compare_exchange_weak(&default_dirs, &head, d));
+	return d->path;
+}
+
 void dial9_config_init(struct dial9_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->size = sizeof(*c);
-	c->trace_dir = "/tmp/dial9-traces";
+	c->trace_dir = dial9_default_trace_dir();
+	c->trace_mode = 0600;
 	c->service_name = NULL; /* the program name */
 	c->rotation_secs = 60;
 	c->max_disk_bytes = 1024 * MIB;
@@ -234,6 +272,16 @@ int dial9_config_from_env(struct dial9_config *c)
 		else
 			d9_log("DIAL9_TRACE_DIR is empty; using the default");
 	}
+	if ((s = getenv("DIAL9_TRACE_MODE"))) {
+		char *end;
+		unsigned long m = strtoul(s, &end, 8);
+
+		if (*s && !*end && (m == 0600 || m == 0640))
+			c->trace_mode = (uint32_t)m;
+		else
+			d9_log("DIAL9_TRACE_MODE=\"%s\" is neither 0600 nor 0640; "
+			       "using the default (0600)", s);
+	}
 	if ((s = getenv("DIAL9_SERVICE_NAME")) && *s)
 		c->service_name = s;
 	if ((s = getenv("DIAL9_HOST_NAME")) && *s)
@@ -343,6 +391,8 @@ int d9_config_check(const struct dial9_config *in, struct dial9_config *c)
 	    c->trigger_signal < 0 || c->trigger_signal > SIGRTMAX ||
 	    c->trigger_signal == SIGKILL || c->trigger_signal == SIGSTOP ||
 	    c->symbols > DIAL9_SYMBOLS_ON || c->symbols_max_frames > (1u << 24))
+		return -EINVAL;
+	if (c->trace_mode != 0600 && c->trace_mode != 0640)
 		return -EINVAL;
 	/* a dump needs somewhere to go; segments in memory too */
 	if (c->mode == DIAL9_MODE_TRIGGER && !c->pipeline)

@@ -142,6 +142,8 @@ int dial9_start(const struct dial9_config *in)
 	so.io_backend = (int)r->cfg.io_backend;
 	so.trigger = r->cfg.mode == DIAL9_MODE_TRIGGER;
 	so.memory = r->cfg.storage == DIAL9_STORAGE_MEMORY;
+	so.default_dir = !strcmp(r->trace_dir, dial9_default_trace_dir());
+	so.file_mode = r->cfg.trace_mode;
 	ret = d9_worker_new(&r->worker, &r->cfg);
 	if (ret)
 		goto out_unlock;

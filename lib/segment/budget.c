@@ -20,7 +20,7 @@ void d9_segw_evict(struct d9_segw *w)
 
 	pthread_mutex_lock(&w->budget_lock);
 	for (size_t i = 0; i < w->nsealed; i++) {
-		char path[620];
+		char name[80];
 		size_t n;
 
 		if (w->sealed[i].protect ||
@@ -32,11 +32,11 @@ void d9_segw_evict(struct d9_segw *w)
 			close(w->sealed[i].fd); /* memory: the worker may hold a dup */
 		} else {
 			/* the whole family: as sealed and compressed in place */
-			d9_seg_path(w, w->sealed[i].index, false, path, sizeof(path));
-			unlink(path); /* gone already is fine */
-			n = strlen(path);
-			snprintf(path + n, sizeof(path) - n, ".lz4");
-			unlink(path);
+			d9_seg_name(w->sealed[i].index, false, name, sizeof(name));
+			unlinkat(w->dfd, name, 0); /* gone already is fine */
+			n = strlen(name);
+			snprintf(name + n, sizeof(name) - n, ".lz4");
+			unlinkat(w->dfd, name, 0);
 		}
 		w->sealed_bytes -= w->sealed[i].size;
 		if (w->pipeline && !w->sealed[i].shipped)

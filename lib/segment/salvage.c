@@ -23,7 +23,7 @@
  * it; delete it if it holds no batch. */
 static void salvage_file(int dfd, const char *dirpath, const char *name)
 {
-	int fd = openat(dfd, name, O_RDWR | O_CLOEXEC);
+	int fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct dial9_decoder *d;
 	struct dial9_record rec;
 	uint64_t keep = 0, ends = 0;
@@ -33,7 +33,9 @@ static void salvage_file(int dfd, const char *dirpath, const char *name)
 
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) || st.st_size <= 0)
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+		goto out; /* not a segment this user's recorder wrote */
+	if (st.st_size <= 0)
 		goto remove;
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED)
@@ -71,27 +73,44 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-unsigned int d9_salvage(const char *trace_dir, const char *own)
+/*
+ * Every directory of the trace directory but the writer's own, not a
+ * link, of this user, whose lock nobody holds: a dead writer's.  Nothing
+ * is followed: a link planted in the trace directory, or in one of its
+ * directories, is left alone.
+ */
+unsigned int d9_salvage(int tfd, const char *trace_dir, const char *own)
 {
-	DIR *top = opendir(trace_dir);
+	int tdup = dup(tfd);
+	DIR *top = tdup >= 0 ? fdopendir(tdup) : NULL;
 	struct dirent *de;
 	unsigned int n = 0;
 
-	if (!top)
+	if (!top) {
+		if (tdup >= 0)
+			close(tdup);
 		return 0;
+	}
 	while ((de = readdir(top))) {
 		char path[600];
 		int dfd, lfd;
 		DIR *sub;
 		struct dirent *se;
+		struct stat st;
 
 		if (de->d_name[0] == '.' || !strcmp(de->d_name, own))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", trace_dir, de->d_name);
-		dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		dfd = openat(tfd, de->d_name, O_RDONLY | O_DIRECTORY |
+			     O_NOFOLLOW | O_CLOEXEC);
 		if (dfd < 0)
 			continue;
-		lfd = openat(dfd, ".lock", O_RDWR | O_CLOEXEC);
+		if (fstat(dfd, &st) || st.st_uid != geteuid()) {
+			close(dfd);
+			continue;
+		}
+		lfd = openat(dfd, ".lock", O_RDWR | O_NOFOLLOW | O_NONBLOCK |
+			     O_CLOEXEC);
 		if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB)) {
 			close(lfd); /* alive */
 			close(dfd);

@@ -33,6 +33,8 @@ struct d9_seg_opts {
 	void *sealed_ctx;
 	bool trigger;              /* trigger mode: segments wait for a dump */
 	bool memory;               /* segments in memfds, not in trace_dir */
+	bool default_dir;          /* trace_dir is the per-user default */
+	unsigned int file_mode;    /* of segments: 0600, or 0640 for a group */
 };
 
 /* ---- writer.c: the active segment, sealing, rotation, faults ---- */
@@ -64,7 +66,8 @@ int d9_segw_checkpoint(struct d9_segw *w, struct d9_ckpt_seg **out, size_t *n);
 void d9_segw_shipped(void *ctx, uint64_t index, uint64_t remaining);
 
 /* ---- salvage.c ---- */
-/* Seal the .active segments of dead processes under trace_dir. */
-unsigned int d9_salvage(const char *trace_dir, const char *own_boot_id);
+/* Seal the .active segments of dead processes of this user under the
+ * trace directory open at @tfd (@trace_dir: its name, for the log). */
+unsigned int d9_salvage(int tfd, const char *trace_dir, const char *own_boot_id);
 
 #endif /* DIAL9_SEGMENT_H */

@@ -35,6 +35,7 @@ struct d9_segw {
 	char *trace_dir, *service;
 	char boot_id[32];
 	char dir[512];
+	int tfd, dfd;  /* the trace directory, and {boot_id} in it */
 	int lockfd, fd;
 	uint64_t index, size, nbatches, opened_ns;
 	struct io_uring ring;
@@ -58,9 +59,23 @@ struct d9_segw {
 	uint64_t pipe_evicted; /* evicted before the worker was done */
 };
 
-/* The path of segment @index in w's directory (.active while written). */
+/* The name of segment @index (.active while written), and its path in
+ * w's directory (for messages and the pipeline). */
+void d9_seg_name(uint64_t index, bool active, char *buf, size_t len);
 void d9_seg_path(const struct d9_segw *w, uint64_t index, bool active,
 		 char *buf, size_t len);
+/* ---- dirs.c ---- */
+/* A random boot_id: 4 letters and the pid. */
+void d9_seg_boot_id(char *buf, size_t len);
+/* The trace directory (checked), {boot_id} in it, the lock: w->tfd,
+ * w->dfd, w->lockfd.  @fresh: a new boot_id if the name is taken (and
+ * a private directory beside a default one that is not the user's);
+ * else, recovering, {boot_id} must be made anew. */
+int d9_seg_open_dirs(struct d9_segw *w, bool fresh);
+void d9_seg_close_dirs(struct d9_segw *w);
+/* A new file @name in w->dfd (O_EXCL|O_NOFOLLOW, o.file_mode), opened
+ * with @flags: its descriptor or -errno. */
+int d9_seg_create(struct d9_segw *w, const char *name, int flags);
 /* ---- budget.c ---- */
 /* Oldest first, past the segments a dump protects. */
 void d9_segw_evict(struct d9_segw *w);

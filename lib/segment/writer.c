@@ -24,11 +24,19 @@
 #include "format/wire.h"
 #include "segment/segw.h"
 
+void d9_seg_name(uint64_t index, bool active, char *buf, size_t len)
+{
+	snprintf(buf, len, "%08llu" SEG_EXT "%s", (unsigned long long)index,
+		 active ? ACTIVE_EXT : "");
+}
+
 void d9_seg_path(const struct d9_segw *w, uint64_t index, bool active,
 		 char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%08llu" SEG_EXT "%s", w->dir,
-		 (unsigned long long)index, active ? ACTIVE_EXT : "");
+	char name[64];
+
+	d9_seg_name(index, active, name, sizeof(name));
+	snprintf(buf, len, "%s/%s", w->dir, name);
 }
 
 static void fault(struct d9_segw *w, int err, const char *what)
@@ -126,16 +134,19 @@ static int write_preamble(struct d9_segw *w)
 
 static int open_segment(struct d9_segw *w)
 {
-	char path[600];
+	char name[64];
 	int ret;
 
-	d9_seg_path(w, w->index, true, path, sizeof(path));
-	if (w->o.memory) /* RAM only: never linked into a directory */
-		w->fd = memfd_create(strrchr(path, '/') + 1, MFD_CLOEXEC);
-	else
-		w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0)
-		return -errno;
+	d9_seg_name(w->index, true, name, sizeof(name));
+	if (w->o.memory) { /* RAM only: never linked into a directory */
+		w->fd = memfd_create(name, MFD_CLOEXEC);
+		if (w->fd < 0)
+			return -errno;
+	} else {
+		w->fd = d9_seg_create(w, name, O_WRONLY);
+		if (w->fd < 0)
+			return w->fd;
+	}
 	w->size = 0;
 	w->nbatches = 0;
 	w->opened_ns = d9_clock_gettime_ns();
@@ -148,27 +159,9 @@ static int open_segment(struct d9_segw *w)
 		close(w->fd);
 		w->fd = -1;
 		if (!w->o.memory)
-			unlink(path);
+			unlinkat(w->dfd, name, 0);
 	}
 	return ret;
-}
-
-static int take_lock(struct d9_segw *w)
-{
-	char path[600];
-
-	snprintf(path, sizeof(path), "%s/.lock", w->dir);
-	w->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (w->lockfd < 0)
-		return -errno;
-	if (flock(w->lockfd, LOCK_EX | LOCK_NB)) {
-		int ret = -errno;
-
-		close(w->lockfd);
-		w->lockfd = -1;
-		return ret;
-	}
-	return 0;
 }
 
 /*
@@ -191,12 +184,13 @@ static void lose_active(struct d9_segw *w)
 /* Seal the active segment (or delete it if it holds no batch). */
 static void seal(struct d9_segw *w)
 {
-	char from[600], to[600];
+	char from[64], toname[64], to[600];
 	int memfd = -1;
 
 	if (w->fd < 0)
 		return;
-	d9_seg_path(w, w->index, true, from, sizeof(from));
+	d9_seg_name(w->index, true, from, sizeof(from));
+	d9_seg_name(w->index, false, toname, sizeof(toname));
 	if (w->o.memory) {
 		if (!w->nbatches) {
 			close(w->fd);
@@ -211,7 +205,7 @@ static void seal(struct d9_segw *w)
 	if (!w->nbatches) {
 		close(w->fd);
 		w->fd = -1;
-		unlink(from);
+		unlinkat(w->dfd, from, 0);
 		return;
 	}
 	d9_seg_path(w, w->index, false, to, sizeof(to));
@@ -219,7 +213,7 @@ static void seal(struct d9_segw *w)
 		fault(w, -errno, "sync a segment");
 	close(w->fd);
 	w->fd = -1;
-	if (rename(from, to)) {
+	if (renameat(w->dfd, from, w->dfd, toname)) {
 		int err = -errno;
 
 		if (err == -ENOENT)
@@ -308,6 +302,7 @@ bool d9_segw_rotation_due(struct d9_segw *w, uint64_t now)
 static void try_reopen(struct d9_segw *w)
 {
 	uint64_t now = d9_clock_gettime_ns();
+	struct stat st;
 	bool existed;
 	int ret;
 
@@ -329,12 +324,11 @@ static void try_reopen(struct d9_segw *w)
 		healthy(w);
 		return;
 	}
-	existed = !access(w->dir, F_OK);
-	ret = d9_mkdirs(w->dir);
-	if (!ret) {
-		if (w->lockfd >= 0)
-			close(w->lockfd);
-		ret = take_lock(w);
+	existed = w->dfd >= 0 && !fstat(w->dfd, &st) && st.st_nlink > 0;
+	ret = 0;
+	if (!existed) {
+		d9_seg_close_dirs(w);
+		ret = d9_seg_open_dirs(w, false);
 	}
 	if (!ret) {
 		w->index++;
@@ -507,22 +501,6 @@ void d9_segw_write_raw(struct d9_segw *w, const void *p, size_t n)
 	d9_segw_write(w, &bp, 1);
 }
 
-static void make_boot_id(char *buf, size_t len)
-{
-	uint8_t r[4];
-	char tag[5];
-
-	if (getrandom(r, sizeof(r), GRND_NONBLOCK) != sizeof(r)) {
-		uint64_t t = d9_clock_gettime_ns();
-
-		memcpy(r, &t, sizeof(r));
-	}
-	for (int i = 0; i < 4; i++)
-		tag[i] = (char)('a' + r[i] % 26);
-	tag[4] = 0;
-	snprintf(buf, len, "%s-%d", tag, (int)getpid());
-}
-
 int d9_segw_open(struct d9_segw **out, const struct d9_seg_opts *o)
 {
 	struct d9_segw *w = calloc(1, sizeof(*w));
@@ -531,7 +509,7 @@ int d9_segw_open(struct d9_segw **out, const struct d9_seg_opts *o)
 	if (!w)
 		return -ENOMEM;
 	w->o = *o;
-	w->fd = w->lockfd = -1;
+	w->fd = w->lockfd = w->tfd = w->dfd = -1;
 	w->index = 1;
 	w->health = DIAL9_HEALTH_OK;
 	w->pipeline = o->sealed != NULL && !o->trigger;
@@ -543,24 +521,16 @@ int d9_segw_open(struct d9_segw **out, const struct d9_seg_opts *o)
 		ret = -ENOMEM;
 		goto out_free;
 	}
-	make_boot_id(w->boot_id, sizeof(w->boot_id));
+	d9_seg_boot_id(w->boot_id, sizeof(w->boot_id));
 	if (o->memory) {
 		/* no directory, no lock, no salvage: nothing on disk */
 		snprintf(w->dir, sizeof(w->dir), "memory:%s", w->boot_id);
 		goto ring;
 	}
-	if (snprintf(w->dir, sizeof(w->dir), "%s/%s", o->trace_dir,
-		     w->boot_id) >= (int)sizeof(w->dir)) {
-		ret = -ENAMETOOLONG;
-		goto out_free;
-	}
-	ret = d9_mkdirs(w->dir);
+	ret = d9_seg_open_dirs(w, true);
 	if (ret)
 		goto out_free;
-	ret = take_lock(w);
-	if (ret)
-		goto out_rmdir;
-	d9_salvage(o->trace_dir, w->boot_id);
+	d9_salvage(w->tfd, w->trace_dir, w->boot_id);
 ring:
 	if (o->io_backend != DIAL9_IO_PWRITE) {
 		ret = io_uring_queue_init(RING_DEPTH, &w->ring, 0);
@@ -579,17 +549,11 @@ out_ring:
 	if (w->uring)
 		io_uring_queue_exit(&w->ring);
 out_unlock:
-	if (o->memory)
-		goto out_free;
-	close(w->lockfd);
-	{
-		char path[600];
-
-		snprintf(path, sizeof(path), "%s/.lock", w->dir);
-		unlink(path);
+	if (!o->memory) {
+		unlinkat(w->dfd, ".lock", 0);
+		unlinkat(w->tfd, w->boot_id, AT_REMOVEDIR);
+		d9_seg_close_dirs(w);
 	}
-out_rmdir:
-	rmdir(w->dir);
 out_free:
 	free(w->trace_dir);
 	free(w->service);
@@ -599,8 +563,6 @@ out_free:
 
 void d9_segw_close(struct d9_segw *w, struct dial9_stats *st)
 {
-	char path[600];
-
 	if (!w)
 		return;
 	if (!w->broken)
@@ -617,11 +579,11 @@ void d9_segw_close(struct d9_segw *w, struct dial9_stats *st)
 		if (w->sealed[i].fd >= 0)
 			close(w->sealed[i].fd);
 	if (!w->o.memory) {
-		snprintf(path, sizeof(path), "%s/.lock", w->dir);
-		unlink(path);
-		if (w->lockfd >= 0)
-			close(w->lockfd);
-		rmdir(w->dir); /* only if empty */
+		if (w->dfd >= 0)
+			unlinkat(w->dfd, ".lock", 0);
+		if (w->tfd >= 0) /* only if empty */
+			unlinkat(w->tfd, w->boot_id, AT_REMOVEDIR);
+		d9_seg_close_dirs(w);
 	}
 	free(w->sealed);
 	free(w->trace_dir);
@@ -659,8 +621,7 @@ void d9_segw_fork_child(struct d9_segw *w)
 		return;
 	if (w->fd >= 0)
 		close(w->fd);
-	if (w->lockfd >= 0)
-		close(w->lockfd);
+	d9_seg_close_dirs(w);
 	if (w->uring)
 		close(w->ring.ring_fd);
 	for (size_t i = 0; i < w->nsealed; i++)

@@ -635,7 +635,7 @@ static void clear_env(void)
 		"DIAL9_MAX_DISK_USAGE_MB", "DIAL9_MAX_FILE_SIZE_MB",
 		"DIAL9_SERVICE_NAME", "DIAL9_BUFFER_KB",
 		"DIAL9_FLUSH_INTERVAL_MS", "DIAL9_COLLECTOR_BATCHES",
-		"DIAL9_IO_BACKEND", "DIAL9_CLOCK"
+		"DIAL9_IO_BACKEND", "DIAL9_CLOCK", "DIAL9_TRACE_MODE"
 	};
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
@@ -656,7 +656,14 @@ static void environment_parsing(void **state)
 	dial9_config_init(&c);
 	assert_int_equal(dial9_config_from_env(&c), 0);
 	assert_memory_equal(&c, &d, sizeof(c));
-	assert_string_equal(d.trace_dir, "/tmp/dial9-traces");
+	{
+		char def[48];
+
+		snprintf(def, sizeof(def), "/var/tmp/dial9-%u", (unsigned int)geteuid());
+		assert_string_equal(d.trace_dir, def);
+		assert_ptr_equal(d.trace_dir, dial9_default_trace_dir());
+		assert_int_equal(d.trace_mode, 0600);
+	}
 	assert_int_equal(d.rotation_secs, 60);
 	assert_true(d.max_disk_bytes == 1024ull << 20);
 	assert_int_equal(d.buffer_bytes, 1 << 20);
@@ -678,9 +685,11 @@ static void environment_parsing(void **state)
 	setenv("DIAL9_FLUSH_INTERVAL_MS", "20", 1);
 	setenv("DIAL9_IO_BACKEND", "pwrite", 1);
 	setenv("DIAL9_CLOCK", "clock_gettime", 1);
+	setenv("DIAL9_TRACE_MODE", "0640", 1);
 	dial9_config_init(&c);
 	dial9_config_from_env(&c);
 	assert_string_equal(c.trace_dir, "/x/y");
+	assert_int_equal(c.trace_mode, 0640);
 	assert_int_equal(c.rotation_secs, 7);
 	assert_true(c.max_disk_bytes == 10ull << 20);
 	assert_true(c.max_file_bytes == 2ull << 20);
@@ -698,8 +707,10 @@ static void environment_parsing(void **state)
 	setenv("DIAL9_FLUSH_INTERVAL_MS", "", 1);
 	setenv("DIAL9_IO_BACKEND", "carrier-pigeon", 1);
 	setenv("DIAL9_CLOCK", "sundial", 1);
+	setenv("DIAL9_TRACE_MODE", "0666", 1); /* never writable by others */
 	dial9_config_init(&c);
 	dial9_config_from_env(&c);
+	assert_int_equal(c.trace_mode, 0600);
 	assert_int_equal(c.rotation_secs, d.rotation_secs);
 	assert_true(c.max_disk_bytes == d.max_disk_bytes);
 	assert_true(c.max_file_bytes == d.max_file_bytes);

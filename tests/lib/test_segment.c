@@ -346,7 +346,7 @@ static int enospc_child(const char *mnt)
 	if (unshare(CLONE_NEWNS) && unshare(CLONE_NEWUSER | CLONE_NEWNS))
 		return 77;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	    mount("dial9test", mnt, "tmpfs", 0, "size=2m"))
+	    mount("dial9test", mnt, "tmpfs", 0, "size=2m,mode=0700"))
 		return 77;
 	snprintf(filler, sizeof(filler), "%s/filler", mnt);
 	cfg_for(&c, mnt);
