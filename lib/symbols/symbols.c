@@ -26,13 +26,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <elf.h>
 
+#include "common/common.h"
 #include "common/grow.h"
 #include "sched/sched_stacks.h"
 #include "symbols/symbols.h"
@@ -68,8 +71,34 @@ set_why(struct sym_obj *o, const char *fmt, ...)
  * have effects), nor a FIFO put there since (no blocking); links are
  * followed (a library is often one).
  */
+static bool pseudo_magic(const struct statfs *fs);
+
+/* Files whose reading has effects or that are made up by the kernel. */
+static bool pseudo_fs(int fd)
+{
+	struct statfs fs;
+
+	return fstatfs(fd, &fs) || pseudo_magic(&fs);
+}
+
+static bool pseudo_magic(const struct statfs *fs)
+{
+	static const unsigned long magic[] = {
+		PROC_SUPER_MAGIC, SYSFS_MAGIC, TRACEFS_MAGIC, DEBUGFS_MAGIC,
+		SECURITYFS_MAGIC, CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC,
+		BPF_FS_MAGIC, DEVPTS_SUPER_MAGIC, PSTOREFS_MAGIC, EFIVARFS_MAGIC,
+		0x62656570, /* configfs */
+	};
+
+	for (size_t i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
+		if ((unsigned long)fs->f_type == magic[i])
+			return true;
+	return false;
+}
+
 static int open_regular(const char *path, const char **why)
 {
+	struct statfs fs;
 	struct stat sb;
 	int fd;
 
@@ -81,6 +110,10 @@ static int open_regular(const char *path, const char **why)
 		*why = "not a regular file";
 		return -1;
 	}
+	if (statfs(path, &fs) || pseudo_magic(&fs)) { /* not even opened */
+		*why = "on a pseudo filesystem (proc, sysfs, tracefs, ...), not read";
+		return -1;
+	}
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		*why = "cannot be read";
@@ -88,6 +121,13 @@ static int open_regular(const char *path, const char **why)
 	}
 	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
 		*why = "not a regular file";
+		close(fd);
+		return -1;
+	}
+	if (pseudo_fs(fd)) {
+		/* /proc/kmsg, tracefs' trace_pipe: reading them consumes
+		 * another reader's data, and none holds symbols */
+		*why = "on a pseudo filesystem (proc, sysfs, tracefs, ...), not read";
 		close(fd);
 		return -1;
 	}
@@ -369,12 +409,20 @@ static int load_vdso(const struct d9_syms *s, struct sym_obj *o)
 	return 0;
 }
 
-/* A perf map: "START SIZE name" per line, hexadecimal. */
+/* A perf map line's length at most; longer ones are skipped, counted. */
+#define JIT_LINE_MAX 4096
+
+/*
+ * A perf map: "START SIZE name" per line, hexadecimal.  As perf does,
+ * only a map of the reading user or of root: anyone can write /tmp, and
+ * a map planted there for a recorded pid would name its frames.
+ */
 static int load_jit(struct sym_obj *o)
 {
+	char line[JIT_LINE_MAX + 2];
+	unsigned long long skipped = 0;
 	const char *why;
-	size_t cap = 0;
-	char *line = NULL;
+	struct stat sb;
 	int fd, ret = 0;
 	FILE *f;
 
@@ -383,15 +431,30 @@ static int load_jit(struct sym_obj *o)
 		set_why(o, "its perf map %s: %s", o->path, why);
 		return 0;
 	}
+	if (fstat(fd, &sb) || (sb.st_uid != geteuid() && sb.st_uid != 0)) {
+		set_why(o, "its perf map %s belongs to uid %u, neither this user "
+			"nor root: not trusted", o->path, (unsigned int)sb.st_uid);
+		close(fd);
+		return 0;
+	}
 	f = fdopen(fd, "r");
 	if (!f) {
 		close(fd);
 		return -ENOMEM;
 	}
-	while (!ret && getline(&line, &cap, f) > 0) {
+	while (!ret && fgets(line, sizeof(line), f)) {
 		unsigned long long start, size;
+		size_t n = strlen(line);
 		int at = 0;
 
+		if (n && line[n - 1] != '\n' && !feof(f)) {
+			int c;
+
+			while ((c = getc(f)) != EOF && c != '\n')
+				;
+			skipped++;
+			continue;
+		}
 		if (sscanf(line, "%llx %llx %n", &start, &size, &at) < 2 ||
 		    !at || !size)
 			continue;
@@ -399,11 +462,14 @@ static int load_jit(struct sym_obj *o)
 		ret = d9_sym_table_add(&o->t, start, size, line + at,
 				    strlen(line + at));
 	}
-	free(line);
 	fclose(f);
 	d9_sym_table_sort(&o->t);
 	if (!ret && !o->t.nsyms)
-		set_why(o, "its perf map %s: no entries", o->path);
+		set_why(o, "its perf map %s: no entries%s", o->path,
+			skipped ? " (lines too long skipped)" : "");
+	else if (!ret && skipped)
+		d9_log("perf map %s: %llu lines longer than %d bytes skipped",
+		       o->path, skipped, JIT_LINE_MAX);
 	return ret;
 }
 

@@ -140,6 +140,7 @@ cat >> "$T/frames.in" <<EOF
 1202 $PWD/$T/symprog-other 0123456789abcdef 10000000 10100000 0 $ip
 1203 $PWD/$T/truncated - 10000000 10100000 0 $ip
 1204 $PWD/$T/badshdr - 10000000 10100000 0 $ip
+1205 /proc/version - 10000000 10100000 0 10001234
 EOF
 
 step "the vDSO, and a perf JIT map"
@@ -154,6 +155,16 @@ printf '7f0000001000 100 jit_compiled_fn\n7f0000002000 40 LazyCompile:*foo bar.j
 	> "$T/maps/perf-1401.map"
 echo "1401 - - 0 0 0 7f0000001010,7f0000002004" >> "$T/frames.in"
 echo "1402 - - 0 0 0 7f0000001010" >> "$T/frames.in"
+# a map of another user (as one planted in /tmp would be): not trusted,
+# where root can make one; and a line too long to hold, then a good one
+if [ "$(id -u)" = 0 ]; then
+	printf '7f0000001000 100 spoofed_fn\n' > "$T/maps/perf-1403.map"
+	chown 65534 "$T/maps/perf-1403.map"
+	echo "1403 - - 0 0 0 7f0000001010" >> "$T/frames.in"
+fi
+{ printf '7f0000003000 10 '; head -c 10000 /dev/zero | tr '\0' x; printf '\n7f0000001000 100 after_long_fn\n'; } \
+	> "$T/maps/perf-1404.map"
+echo "1404 - - 0 0 0 7f0000001010" >> "$T/frames.in"
 
 "$B/mktrace" frames "$T" < "$T/frames.in"
 DIAL9_DEBUG_DIR=$PWD/$T/debug/ DIAL9_PERF_MAP_DIR=$PWD/$T/maps \
@@ -188,7 +199,9 @@ note symprog-other "not named: build-id mismatch"
 note "/truncated" "not named: corrupt ELF file"
 [ "$(got 1204)" = "badshdr+0x$off" ] || bad "bad section headers: $(got 1204)"
 note "/badshdr" "not named: corrupt ELF file"
-ok "gone, another build-id, truncated, bad section headers"
+[ "$(got 1205)" = "version+0x1234" ] || bad "a /proc file: $(got 1205)"
+note "/proc/version" "pseudo filesystem"
+ok "gone, another build-id, truncated, bad section headers, /proc"
 
 if [ "$vdso" = 1 ]; then
 	case $(got 1301) in
@@ -202,7 +215,14 @@ fi
 	bad "JIT map: $(got 1401)"
 [ "$(got 1402)" = "0x7f0000001010" ] || bad "no JIT map: $(got 1402)"
 note "process 1402" "perf-1402.map: no such file here"
-ok "vDSO, perf JIT map"
+if [ "$(id -u)" = 0 ]; then
+	[ "$(got 1403)" = "0x7f0000001010" ] || bad "another user's JIT map: $(got 1403)"
+	note "process 1403" "neither this user nor root: not trusted"
+fi
+[ "$(got 1404)" = "after_long_fn+0x10 (perf-1404.map)" ] || bad "JIT map, long line: $(got 1404)"
+grep -qF "perf-1404.map: 1 lines longer than 4096 bytes skipped" "$T/frames.err" ||
+	bad "long JIT line not said: $(cat "$T/frames.err")"
+ok "vDSO, perf JIT map (another user's refused, long lines skipped)"
 
 step "dial9 flame names the same frames"
 DIAL9_DEBUG_DIR=$T/debug DIAL9_PERF_MAP_DIR=$T/maps "$D9" flame "$T/frames" \
