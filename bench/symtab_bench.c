@@ -25,7 +25,7 @@
 
 #include "dial9.h"
 #include "pipeline/pipeline.h"
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 #include "symbols/elf.h"
 #include "symbols/symtab.h"
 

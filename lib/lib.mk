@@ -216,7 +216,7 @@ $(TOOLS_T)/dial9: $(TOOL_SRCS) $(TOOL_HDRS) $(TOOL_GEN) $(LIB_HDRS) \
 	$(CC) $(LIB_CPPFLAGS) -std=gnu11 -O1 -g $(WARN) $(ASAN_FLAGS) \
 		-o $@ $(TOOL_SRCS) $(TOOL_GEN) $(LIB_A) $(LIB_LDLIBS) $(TOOL_LDLIBS)
 
-# mktrace_stacks.c reads build-ids as the library does (sched/sched.h).
+# mktrace_stacks.c reads build-ids as the library does (ksched/ksched.h).
 $(TOOLS_T)/mktrace: tests/tools/mktrace.c tests/tools/mktrace_stacks.c \
 		tests/tools/mktrace_samples.c tests/tools/mktrace.h \
 		lib/include/dial9.h $(LIB_A)

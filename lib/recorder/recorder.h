@@ -14,7 +14,7 @@
 
 #include "dial9.h"
 #include "record/record.h"
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 #include "segment/segment.h"
 #include "pipeline/pipeline.h"
 #define MIB (1024ull * 1024)

@@ -23,7 +23,7 @@
 
 #include "dial9.h"
 #include "common/grow.h"
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 #include "sched/sched_read.h"
 #include "sched/sched_stacks.h"
 #include "symbols/symbols.h"

@@ -20,7 +20,7 @@
 #include <linux/dial9.h>
 
 #include "helpers.h"
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 #include "sched/sched_account.h"
 #include "sched/sched_read.h"
 

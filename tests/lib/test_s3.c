@@ -23,7 +23,7 @@
 #include "helpers.h"
 #include "record/record.h"
 #include "s3_test.h"
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 #include "stacks_seg.h"
 
 /* The object at key, decompressed; its response headers in *hdrs. */

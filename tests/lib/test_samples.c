@@ -22,7 +22,7 @@
 
 #include "helpers.h"
 #include "../kmod/hot_chain.h"
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 #include "sched/sched_read.h"
 #include "sched/sched_stacks.h"
 

@@ -23,7 +23,7 @@
 #include <linux/dial9.h>
 
 #include "helpers.h"
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 
 #define ROUNDS 200
 

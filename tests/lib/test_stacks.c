@@ -23,7 +23,7 @@
 #include <linux/dial9.h>
 
 #include "helpers.h"
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 #include "sched/sched_read.h"
 
 /* A STACK record of @n addresses, as the module writes it. */

@@ -19,7 +19,7 @@
 #include "helpers.h"
 #include "stacks_seg.h"
 #include "pipeline/pipeline.h"
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 #include "sched/sched_read.h"
 #include "sched/sched_stacks.h"
 #include "symbols/symbols.h"

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "mktrace.h"
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 #include "symbols/symtab.h"
 
 static const struct dial9_field f_stack[] = {

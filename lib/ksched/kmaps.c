@@ -19,7 +19,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 
 #define D9_NOTE_MAX 4096	/* bytes of one PT_NOTE segment looked at */
 

@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <linux/dial9.h>
 
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 
 #define DIAL9_SSTAT_PERIOD_NS 100000000ull	/* 100 ms */
 

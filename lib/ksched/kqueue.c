@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/grow.h"
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 
 int d9_kq_reserve(struct d9_kq *q, size_t cap)
 {

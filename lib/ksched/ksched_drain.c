@@ -13,7 +13,7 @@
 #include <linux/dial9.h>
 
 #include "dial9.h"
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 
 /*
  * The records of the CPUs not yet merged: q[cpu]'s, then those left in

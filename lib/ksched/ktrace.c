@@ -13,7 +13,7 @@
 #include <linux/dial9.h>
 
 #include "dial9.h"
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 #include "common/text.h"
 #include "format/wire.h"
 

@@ -27,7 +27,7 @@
 #include <linux/dial9.h>
 
 #include "dial9.h"
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 
 /* Append @s to the string in @d (replace it if @reset), truncating. */
 static void str_append(char *d, size_t n, const char *s, bool reset)

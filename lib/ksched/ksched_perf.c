@@ -60,7 +60,7 @@
 #include <linux/perf_event.h>
 #include <linux/dial9.h>
 
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 
 struct ptask *d9_perf_task_find(struct d9_perf *p, uint32_t tid)
 {

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sched.h - the scheduler source (sched/): its backends (dial9.ko's rings
- * in ksched.c and ksched_ring.c, perf_event_open in ksched_perf*.c,
- * schedstat in ksched_sstat.c), the queue of kernel records between the
- * rings and the merge (kqueue.c), and the records as sched.* events
- * (ktrace.c), which the recorder writes into segments.  Reading sched.*
- * events back is sched_read.h and sched_stats.h.  Not installed.
+ * ksched.h - the recording side of the scheduler's records (ksched/): its
+ * backends (dial9.ko's rings in ksched.c and ksched_ring.c,
+ * perf_event_open in ksched_perf*.c, schedstat in ksched_sstat.c), the
+ * queue of kernel records between the rings and the merge (kqueue.c),
+ * and the records as sched.* events (ktrace.c), which the recorder
+ * writes into segments.  The reading side, sched/ (sched_read.h,
+ * sched_stats.h), shares only the format with it.  Not installed.
  */
-#ifndef DIAL9_SCHED_H
-#define DIAL9_SCHED_H
+#ifndef DIAL9_KSCHED_H
+#define DIAL9_KSCHED_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -411,4 +412,4 @@ int d9_kmaps_follow_rec(struct d9_kmaps_follow *f,
 			void *ctx);
 void d9_kmaps_follow_free(struct d9_kmaps_follow *f);
 
-#endif /* DIAL9_SCHED_H */
+#endif /* DIAL9_KSCHED_H */

@@ -22,7 +22,7 @@
 #include <linux/dial9.h>
 
 #include "common/grow.h"
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 
 /* The sample_id trailer: pid, tid, time, cpu (PERF_SAMPLE_TID|TIME|CPU). */
 struct perf_id {

@@ -35,7 +35,7 @@
 #include <linux/dial9.h>
 
 #include "dial9.h"
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 
 struct push_ctx {
 	const struct dial9_ksched *k;

@@ -33,7 +33,7 @@
 #include <sys/stat.h>
 #include <linux/dial9.h>
 
-#include "sched/sched.h"
+#include "ksched/ksched.h"
 #include "common/grow.h"
 
 #define BACKOFF_MIN_NS	100000000ull		/* 100 ms */
