@@ -306,13 +306,18 @@ static void usage(FILE *out)
 		"usage: dial9 fleet (DIR | s3://BUCKET[/PREFIX]) [--since T] [--until T]\n"
 		"         [--by thread|service|host|host,service] [--sort p99|max|total]\n"
 		"         [--top N] [--service S] [--host H] [--json] [--fetch DIR]\n"
-		"         [--keep DIR] [--endpoint URL] [--region R]\n"
+		"         [--keep DIR] [--endpoint URL] [--region R] [--max-rows N]\n"
 		"  T: 90s, 30m, 2h, 7d (ago), now, today, yesterday (00:00 UTC),\n"
 		"     YYYY-MM-DD[THH:MM[:SS]] (UTC), @EPOCH\n"
 		"The worst threads, services or hosts by runqueue delay, from the segment\n"
 		"summaries alone (docs/format.md). DIR is laid out like the bucket. From\n"
 		"S3 the summaries are fetched first (into --keep DIR, else a temporary\n"
-		"directory); --fetch DIR then downloads the segments of the worst delays.\n");
+		"directory); --fetch DIR then downloads the segments of the worst delays.\n"
+		"--max-rows: rows (one per thread per segment) held at most, default\n"
+		"%d (about 200 bytes each); past it dial9 fleet stops with an error.\n"
+		"A line without host, service_name, boot_id, tid, segment_index,\n"
+		"window_start_ns or window_end_ns is left out, and counted.\n",
+		FLEET_MAX_ROWS_DEFAULT);
 }
 
 int cmd_fleet(int argc, char **argv)
@@ -371,6 +376,17 @@ int cmd_fleet(int argc, char **argv)
 			region = v;
 		else if (!strcmp(a, "--top") && atoi(v) > 0)
 			o.top = atoi(v);
+		else if (!strcmp(a, "--max-rows")) {
+			char *e;
+			unsigned long long m = strtoull(v, &e, 10);
+
+			if (!*v || *e || *v == '-' || !m || m > (1ull << 32)) {
+				fprintf(stderr, "dial9 fleet: --max-rows %s: not a number in 1..%llu\n",
+					v, 1ull << 32);
+				return 2;
+			}
+			f.max_rows = (size_t)m;
+		}
 		else if (!strcmp(a, "--by")) {
 			size_t k = 0;
 

@@ -13,9 +13,11 @@
 
 /* One thread of one segment: the columns dial9 fleet uses. */
 struct fleet_row {
-	char host[256], service[256], boot_id[64], thread[64];
-	char segment[1024];	/* the segment's key (S3) or path (write-back) */
-	char file[1024];	/* the summary it came from */
+	/* interned in struct fleet_rows (never NULL): a row costs its
+	 * numbers, not its strings, which repeat across rows */
+	const char *host, *service, *boot_id, *thread;
+	const char *segment;	/* the segment's key (S3) or path (write-back) */
+	const char *file;	/* the summary it came from */
 	uint64_t pid, tid, segment_index;
 	uint64_t window_start_ns, window_end_ns; /* wall clock, UTC */
 	uint64_t switches, runq_total_ns, waits, unknown_delays;
@@ -25,16 +27,24 @@ struct fleet_row {
 	uint64_t lost_sched, lost_app;
 };
 
+struct fleet_strs;
+
 struct fleet_rows {
 	struct fleet_row *v;
 	size_t n, cap;
 	size_t files, bad;	/* summaries read; files or lines not understood */
+	size_t incomplete;	/* lines without a key column (of bad) */
+	struct fleet_strs *strs;
 };
+
+/* Rows kept at most by default (dial9 fleet --max-rows): ~200 bytes each. */
+#define FLEET_MAX_ROWS_DEFAULT 2000000
 
 /* Which rows: window overlapping [since, until) (seconds; 0: open). */
 struct fleet_filter {
 	long long since, until;
 	const char *service, *host;
+	size_t max_rows;	/* past it: -E2BIG after a message; 0: the default */
 };
 
 /*

@@ -173,28 +173,100 @@ static int skip(struct cur *c)
 	return -1;
 }
 
+/* ---- interned strings: one copy of each, for every row that has it ---- */
+
+struct fleet_strs {
+	char **v;	/* open addressing, a power of two */
+	size_t cap, n;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+/* The one copy of @s; NULL: out of memory. */
+static const char *intern(struct fleet_rows *rows, const char *s)
+{
+	struct fleet_strs *t = rows->strs;
+	size_t i;
+
+	if (!t && !(t = rows->strs = calloc(1, sizeof(*t))))
+		return NULL;
+	if (2 * (t->n + 1) > t->cap) {
+		size_t nc = t->cap ? t->cap * 2 : 1024;
+		char **nv = calloc(nc, sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		for (size_t j = 0; j < t->cap; j++) {
+			if (!t->v[j])
+				continue;
+			for (i = hash_str(t->v[j]) & (nc - 1); nv[i]; i = (i + 1) & (nc - 1))
+				;
+			nv[i] = t->v[j];
+		}
+		free(t->v);
+		t->v = nv;
+		t->cap = nc;
+	}
+	for (i = hash_str(s) & (t->cap - 1); t->v[i]; i = (i + 1) & (t->cap - 1))
+		if (!strcmp(t->v[i], s))
+			return t->v[i];
+	t->v[i] = strdup(s);
+	if (!t->v[i])
+		return NULL;
+	t->n++;
+	return t->v[i];
+}
+
+/* ---- a row ---- */
+
+/* What a line holds, before its strings are interned. */
+struct line {
+	struct fleet_row r;
+	char host[256], service[256], boot_id[64], thread[64], segment[1024];
+	unsigned int seen;	/* KEY_* */
+};
+
 struct col {
 	const char *name;
 	size_t off, len;	/* len: a string of that size; 0: a number */
+	unsigned int key;	/* a column every row must have: KEY_* */
 };
 
-#define S(f) { #f, offsetof(struct fleet_row, f), sizeof(((struct fleet_row *)0)->f) }
-#define N(f) { #f, offsetof(struct fleet_row, f), 0 }
+enum {
+	KEY_HOST = 1u << 0, KEY_SERVICE = 1u << 1, KEY_BOOT = 1u << 2,
+	KEY_TID = 1u << 3, KEY_INDEX = 1u << 4, KEY_START = 1u << 5,
+	KEY_END = 1u << 6,
+	KEYS = (1u << 7) - 1,
+};
+
+#define S(f, k) { #f, offsetof(struct line, f), sizeof(((struct line *)0)->f), k }
+#define N(f, k) { #f, offsetof(struct line, r.f), 0, k }
 static const struct col cols[] = {
-	S(host), { "service_name", offsetof(struct fleet_row, service),
-		   sizeof(((struct fleet_row *)0)->service) },
-	S(boot_id), S(thread), S(segment), N(pid), N(tid), N(segment_index),
-	N(window_start_ns), N(window_end_ns), N(switches), N(runq_total_ns),
-	N(waits), N(unknown_delays), N(delay_count), N(delay_sum_ns),
-	N(delay_max_ns), N(delay_p50_ns), N(delay_p99_ns), N(delay_max_at_ns),
-	N(delay_max_at_mono_ns), N(lost_sched), N(lost_app),
+	S(host, KEY_HOST), { "service_name", offsetof(struct line, service),
+			     sizeof(((struct line *)0)->service), KEY_SERVICE },
+	S(boot_id, KEY_BOOT), S(thread, 0), S(segment, 0), N(pid, 0),
+	N(tid, KEY_TID), N(segment_index, KEY_INDEX),
+	N(window_start_ns, KEY_START), N(window_end_ns, KEY_END),
+	N(switches, 0), N(runq_total_ns, 0), N(waits, 0),
+	N(unknown_delays, 0), N(delay_count, 0), N(delay_sum_ns, 0),
+	N(delay_max_ns, 0), N(delay_p50_ns, 0), N(delay_p99_ns, 0),
+	N(delay_max_at_ns, 0), N(delay_max_at_mono_ns, 0), N(lost_sched, 0),
+	N(lost_app, 0),
 };
 
-static int parse_row(const char *p, const char *end, struct fleet_row *r)
+/* 0, -1 if not a flat JSON object, -2 if a key column is missing. */
+static int parse_row(const char *p, const char *end, struct line *l)
 {
 	struct cur c = { p, end };
 
-	memset(r, 0, sizeof(*r));
+	memset(l, 0, sizeof(*l));
 	ws(&c);
 	if (c.p >= c.end || *c.p++ != '{')
 		return -1;
@@ -204,7 +276,7 @@ static int parse_row(const char *p, const char *end, struct fleet_row *r)
 
 		ws(&c);
 		if (c.p < c.end && *c.p == '}')
-			return 0;
+			return l->seen == KEYS ? 0 : -2;
 		if (str(&c, key, sizeof(key)))
 			return -1;
 		ws(&c);
@@ -215,15 +287,20 @@ static int parse_row(const char *p, const char *end, struct fleet_row *r)
 			if (!strcmp(cols[i].name, key))
 				k = &cols[i];
 		if (k && k->len) {
-			if (*c.p == '"' ? str(&c, (char *)r + k->off, k->len) :
-					  skip(&c))
+			if (*c.p == '"') {
+				if (str(&c, (char *)l + k->off, k->len))
+					return -1;
+				l->seen |= k->key;
+			} else if (skip(&c)) {
 				return -1;
+			}
 		} else if (k && c.p < c.end && *c.p >= '0' && *c.p <= '9') {
 			char *e;
 
-			*(uint64_t *)(void *)((char *)r + k->off) =
+			*(uint64_t *)(void *)((char *)l + k->off) =
 				strtoull(c.p, &e, 10);
 			c.p = e;
+			l->seen |= k->key;
 		} else if (c.p < c.end && *c.p == '"' ? str(&c, NULL, 0) :
 			   skip(&c)) {
 			return -1;
@@ -234,7 +311,7 @@ static int parse_row(const char *p, const char *end, struct fleet_row *r)
 			continue;
 		}
 		if (c.p < c.end && *c.p == '}')
-			return 0;
+			return l->seen == KEYS ? 0 : -2;
 		return -1;
 	}
 }
@@ -306,9 +383,11 @@ static bool keep(const struct fleet_row *r, const struct fleet_filter *f)
 static int read_file(const char *path, const struct fleet_filter *f,
 		     struct fleet_rows *rows)
 {
+	size_t len = 0, max = f->max_rows ? f->max_rows : FLEET_MAX_ROWS_DEFAULT;
 	char *buf = NULL, *p, *nl;
-	size_t len = 0;
-	int ret = gunzip_file(path, &buf, &len);
+	const char *file = intern(rows, path);
+	struct line *l = malloc(sizeof(*l));
+	int ret = file && l ? gunzip_file(path, &buf, &len) : -ENOMEM;
 
 	if (ret) {
 		if (ret == -EFBIG)
@@ -318,34 +397,54 @@ static int read_file(const char *path, const struct fleet_filter *f,
 			fprintf(stderr, "dial9 fleet: %s: %s\n", path,
 				ret == -EBADMSG ? "not a gzip file, or truncated" :
 				strerror(-ret));
-		rows->bad++;
+		free(l);
+		if (ret != -ENOMEM)
+			rows->bad++;
 		return ret == -ENOMEM ? ret : 0;
 	}
 	rows->files++;
 	for (p = buf; p < buf + len; p = nl + 1) {
-		struct fleet_row r;
+		struct fleet_row *r = &l->r;
+		int bad;
 
 		nl = memchr(p, '\n', (size_t)(buf + len - p));
 		if (!nl)
 			nl = buf + len;
 		if (nl == p)
 			continue;
-		if (parse_row(p, nl, &r)) {
+		bad = parse_row(p, nl, l);
+		if (bad) {
 			rows->bad++;
+			rows->incomplete += bad == -2;
 			continue;
 		}
-		if (!keep(&r, f))
+		r->host = l->host;
+		r->service = l->service;
+		if (!keep(r, f))
 			continue;
-		snprintf(r.file, sizeof(r.file), "%s", path);
-		if (cli_grow((void **)&rows->v, &rows->cap, rows->n + 1,
-			     sizeof(r))) {
-			free(buf);
-			return -ENOMEM;
+		if (rows->n == max) {
+			fprintf(stderr, "dial9 fleet: more than %zu rows (threads times segments) in the window; narrow it with --since/--until, --service or --host, or raise --max-rows\n",
+				max);
+			ret = -E2BIG;
+			break;
 		}
-		rows->v[rows->n++] = r;
+		r->host = intern(rows, l->host);
+		r->service = intern(rows, l->service);
+		r->boot_id = intern(rows, l->boot_id);
+		r->thread = intern(rows, l->thread);
+		r->segment = intern(rows, l->segment);
+		r->file = file;
+		if (!r->host || !r->service || !r->boot_id || !r->thread ||
+		    !r->segment || cli_grow((void **)&rows->v, &rows->cap,
+					    rows->n + 1, sizeof(*r))) {
+			ret = -ENOMEM;
+			break;
+		}
+		rows->v[rows->n++] = *r;
 	}
 	free(buf);
-	return 0;
+	free(l);
+	return ret;
 }
 
 static char **found;
@@ -410,11 +509,20 @@ int fleet_read_dir(const char *dir, const struct fleet_filter *f,
 	nfound = capfound = 0;
 	if (ret == -ENOMEM)
 		fprintf(stderr, "dial9 fleet: out of memory\n");
+	if (rows->incomplete)
+		fprintf(stderr, "dial9 fleet: %zu lines without a key column (host, service_name, boot_id, tid, segment_index, window_start_ns, window_end_ns) left out\n",
+			rows->incomplete);
 	return ret;
 }
 
 void fleet_rows_free(struct fleet_rows *rows)
 {
+	if (rows->strs) {
+		for (size_t i = 0; i < rows->strs->cap; i++)
+			free(rows->strs->v[i]);
+		free(rows->strs->v);
+		free(rows->strs);
+	}
 	free(rows->v);
 	memset(rows, 0, sizeof(*rows));
 }

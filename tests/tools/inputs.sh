@@ -186,4 +186,24 @@ grep -q '^h?\[31m1 ' "$T/fleet4.out" && grep -q ' api?main ' "$T/fleet4.out" ||
 	bad "fleet names: $(head -5 "$T/fleet4.out")"
 ok "fleet: control characters in names shown as ?"
 
+step "dial9 fleet: rows without their key columns, and a bound on rows"
+mkdir -p "$T/fleet5/summary/h/s"
+{ cat tests/fuzz/seeds/fleet/rows.jsonl; yes '{}' | head -n 200000; } |
+	gzip > "$T/fleet5/summary/h/s/00000001.json.gz"
+good=$(grep -c '"boot_id"' tests/fuzz/seeds/fleet/rows.jsonl)
+rc=0
+"$D9" fleet --since @0 --until @4102444800 --by thread "$T/fleet5" \
+	> "$T/fleet5.out" 2> "$T/fleet5.err" || rc=$?
+[ "$rc" = 0 ] || bad "fleet {} rows: exit $rc: $(head -3 "$T/fleet5.err")"
+grep -q "^1 summaries, $good thread rows" "$T/fleet5.out" ||
+	bad "fleet {} rows: $(head -1 "$T/fleet5.out")"
+grep -q '^dial9 fleet: 200000 lines without a key column' "$T/fleet5.err" ||
+	bad "fleet {} rows not said: $(head -3 "$T/fleet5.err")"
+rc=0
+"$D9" fleet --since @0 --until @4102444800 --max-rows 1 "$T/fleet5" \
+	> "$T/fleet6.out" 2> "$T/fleet6.err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'more than 1 rows' "$T/fleet6.err" ||
+	bad "fleet --max-rows 1: exit $rc: $(head -3 "$T/fleet6.err")"
+ok "fleet: keyless rows left out and counted, --max-rows stops loudly"
+
 finish inputs
