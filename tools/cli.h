@@ -80,6 +80,9 @@ void cli_decode_error(const char *path, int err, uint64_t off);
 
 /* "what: i/n path" on stderr when it is a terminal; nothing otherwise. */
 void cli_progress(const char *what, int i, int n, const char *path);
+/* stderr (and stdout if @out) through a filter that shows control
+ * characters as '?' (cli_output.c); 0 or -ENOMEM. */
+int cli_safe_stdio(bool out);
 void cli_progress_done(void);
 
 /*

@@ -57,9 +57,19 @@ int main(int argc, char **argv)
 		       DIAL9_S3 ? "" : " (without S3)");
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[1], cmds[i].name))
+			continue;
+		/* Names, paths and notes come from traces: no control
+		 * character of theirs reaches a terminal.  Every command
+		 * writes text (JSON, HTML, SVG, folded stacks, tables) but
+		 * export, which may write a binary trace. */
+		if (cli_safe_stdio(strcmp(argv[1], "export") != 0)) {
+			fprintf(stderr, "dial9: out of memory\n");
+			return 1;
+		}
+		return cmds[i].fn(argc - 1, argv + 1);
+	}
 	fprintf(stderr, "dial9: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -122,6 +122,19 @@ console.log("ok     dump, export, sched --json, report: strict UTF-8;",
 ' "$T/utf8.jsonl" "$T/utf8.json" "$T/utf8-sched.jsonl" "$T/utf8.html" ||
 	bad "invalid UTF-8 in JSON"
 
+step "terminal escapes in names never reach the terminal"
+mkdir -p "$T/esc" && "$B/mktrace" escapes "$T/esc"
+for cmd in "info" "sched" "sched --culprits" "sched --explain --min-delay 1" "dump"; do
+	# shellcheck disable=SC2086
+	"$D9" $cmd "$T/esc" > "$T/esc.out" 2> "$T/esc.err" || bad "$cmd: exit status"
+	if LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$T/esc.out" "$T/esc.err" ||
+	   LC_ALL=C grep -q "$(printf '\302[\200-\237]')" "$T/esc.out" "$T/esc.err"; then
+		bad "$cmd: a control character in its output: $(od -c "$T/esc.out" | head -5)"
+	fi
+done
+"$D9" sched "$T/esc" | grep -q '^w?\]0;pwned??\[2J ' || bad "sched: the name not shown: $("$D9" sched "$T/esc")"
+ok "info, sched (--culprits, --explain), dump: control characters as ?"
+
 step "empty traces and extreme clock-sync values: no undefined behaviour"
 mkdir -p "$T/empty" "$T/clock"
 : > "$T/empty/00000001.dial9"

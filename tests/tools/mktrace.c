@@ -713,6 +713,33 @@ static int utf8(const char *dir)
 	return 0;
 }
 
+/* pid 100: names that carry terminal escapes (OSC title, clear screen,
+ * OSC 52 clipboard, a C1 CSI as UTF-8), and a wait to report. */
+static int escapes(const char *dir)
+{
+	struct dial9_encoder *e;
+	struct dial9_value v[3];
+
+	CHECK(dial9_encoder_new(&e));
+	preamble(e);
+	CHECK(dial9_encoder_begin_stream(e));
+	CHECK(dial9_encoder_thread(e, 202, "w\033]0;pwned\007\033[2J"));
+	CHECK(dial9_encoder_schema(e, COMM, DIAL9_KIND_INSTANT, "sched.comm", 3, f_comm));
+	CHECK(dial9_encoder_schema(e, OUT, DIAL9_KIND_INSTANT, "sched.switch_out", 6, f_out));
+	CHECK(dial9_encoder_schema(e, IN, DIAL9_KIND_INSTANT, "sched.switch_in", 6, f_in));
+	v[0] = dial9_u64(202); v[1] = dial9_u64(100);
+	v[2] = dial9_istr("c\033]52;c;ZXZpbA==\007\xc2\x9b" "31m\r");
+	CHECK(dial9_encoder_event(e, COMM, US(0), v));
+	sw_in(e, 1, 202, true, 5);
+	sw_out(e, 3, 202, true);
+	sw_in(e, 30, 202, true, 25);
+	sw_out(e, 31, 202, false);
+	CHECK(dial9_encoder_end_stream(e));
+	save(e, dir, "00000001.dial9");
+	dial9_encoder_free(e);
+	return 0;
+}
+
 /* Wall clock near the top of the range, an event long after the sync. */
 static int clock_extreme(const char *dir)
 {
@@ -740,6 +767,8 @@ int main(int argc, char **argv)
 		return utf8(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "clock"))
 		return clock_extreme(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "escapes"))
+		return escapes(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "record"))
 		return record(argv[2]);
 	if (argc == 6 && !strcmp(argv[1], "symbols"))
@@ -754,7 +783,7 @@ int main(int argc, char **argv)
 		return samples_case(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "symtab"))
 		return symtab_case(argv[2], argv[3]);
-	fprintf(stderr, "usage: mktrace synth|sched|utf8|clock|record DIR\n"
+	fprintf(stderr, "usage: mktrace synth|sched|utf8|escapes|clock|record DIR\n"
 			"       mktrace symbols DIR SELF STRIPPED GARBAGE\n"
 			"       mktrace frames|why|samples DIR, mktrace vdso FILE\n");
 	return 2;
