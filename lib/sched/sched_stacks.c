@@ -28,6 +28,7 @@ void d9_sched_stacks_free(struct sched_stacks *s)
 	for (size_t i = 0; i < s->nmaps; i++)
 		free(s->maps[i].path);
 	free(s->maps);
+	free(s->pidx);
 	for (size_t i = 0; i < s->nsyms; i++) {
 		free(s->syms[i].name);
 		free(s->syms[i].obj);
@@ -132,6 +133,57 @@ void d9_sched_stacks_in(struct sched_stacks *s, uint32_t src, uint32_t tid,
 	}
 }
 
+static size_t slot_of(const struct sched_stacks *s, uint64_t key)
+{
+	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (s->pidx_cap - 1);
+
+	while (s->pidx[i].last && s->pidx[i].key != key)
+		i = (i + 1) & (s->pidx_cap - 1);
+	return i;
+}
+
+const struct sched_mapping *d9_sched_stacks_last_map(const struct sched_stacks *s,
+						     uint32_t src, uint32_t pid)
+{
+	size_t i;
+
+	if (!s->pidx_cap)
+		return NULL;
+	i = slot_of(s, (uint64_t)src << 32 | pid);
+	return s->pidx[i].last ? &s->maps[s->pidx[i].last - 1] : NULL;
+}
+
+/* Index mapping @n (the last added) under its process. */
+static int index_map(struct sched_stacks *s, size_t n)
+{
+	uint64_t key = (uint64_t)s->maps[n].src << 32 | s->maps[n].pid;
+	size_t i;
+
+	if (2 * (s->pidx_n + 1) > s->pidx_cap) {
+		struct sched_map_slot *old = s->pidx;
+		size_t ocap = s->pidx_cap, nc = ocap ? ocap * 2 : 256;
+
+		s->pidx = calloc(nc, sizeof(*s->pidx));
+		if (!s->pidx) {
+			s->pidx = old;
+			return -ENOMEM;
+		}
+		s->pidx_cap = nc;
+		for (size_t j = 0; j < ocap; j++)
+			if (old[j].last)
+				s->pidx[slot_of(s, old[j].key)] = old[j];
+		free(old);
+	}
+	i = slot_of(s, key);
+	if (!s->pidx[i].last) {
+		s->pidx[i].key = key;
+		s->pidx_n++;
+	}
+	s->maps[n].prev = s->pidx[i].last;
+	s->pidx[i].last = n + 1;
+	return 0;
+}
+
 int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
 			uint64_t ts, uint64_t start, uint64_t end,
 			uint64_t offset,
@@ -157,6 +209,11 @@ int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
 	if (idlen)
 		memcpy(m->build_id, id, idlen);
 	m->build_id_len = (uint32_t)idlen;
+	if (index_map(s, s->nmaps - 1)) {
+		free(copy);
+		s->nmaps--;
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -312,16 +369,15 @@ void d9_sched_stacks_resolve(const struct sched_stacks *s, uint32_t src,
 	const struct sched_mapping *before = NULL, *after = NULL;
 
 	*f = (struct sched_frame){ .src = src, .pid = pid, .ip = ip };
-	for (size_t j = 0; j < s->nmaps; j++) {
-		const struct sched_mapping *m = &s->maps[j];
-
-		if (m->src != src || m->pid != pid || ip < m->start ||
-		    ip >= m->end)
+	/* the process's own mappings, the last read first */
+	for (const struct sched_mapping *m = d9_sched_stacks_last_map(s, src, pid);
+	     m; m = m->prev ? &s->maps[m->prev - 1] : NULL) {
+		if (ip < m->start || ip >= m->end)
 			continue;
 		/* of equal times, the one read last */
-		if (m->ts <= ts && (!before || m->ts >= before->ts))
+		if (m->ts <= ts && (!before || m->ts > before->ts))
 			before = m;
-		else if (m->ts > ts && (!after || m->ts < after->ts))
+		else if (m->ts > ts && (!after || m->ts <= after->ts))
 			after = m;
 	}
 	f->m = before ? before : after;

@@ -32,6 +32,7 @@ struct sched_mapping {
 	char *path;
 	uint8_t build_id[SCHED_BUILD_ID_MAX];
 	uint32_t build_id_len;		/* 0: none recorded */
+	size_t prev;			/* 1 + the process's mapping before it; 0: none */
 };
 
 /* A frame to name: address @ip of process @pid (source @src), at file
@@ -63,6 +64,10 @@ struct sched_stacks {
 	size_t nips, ips_cap;
 	struct sched_mapping *maps;
 	size_t nmaps, maps_cap;
+	/* (src, pid) -> 1 + its last mapping, open addressing: a frame
+	 * looks at its own process's mappings only */
+	struct sched_map_slot { uint64_t key; size_t last; } *pidx;
+	size_t pidx_n, pidx_cap;
 	bool sorted;
 	/* wakers' stacks (sched.stack with waker true), by thread and time */
 	struct sched_stack *wakers;
@@ -128,6 +133,10 @@ int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
 			uint64_t offset,
 			const char *path, size_t pathlen, const void *id,
 			size_t idlen);
+/* The mapping of (@src, @pid) read last, or NULL; its ->prev (1 + an
+ * index into s->maps, 0: none) leads through the process's others. */
+const struct sched_mapping *d9_sched_stacks_last_map(const struct sched_stacks *s,
+						     uint32_t src, uint32_t pid);
 /* A sched.symbol of the trace: address @ip of process @pid is @within
  * bytes into function @name of object @obj; -ENOMEM. */
 int d9_sched_stacks_symbol(struct sched_stacks *s, uint32_t src, uint32_t pid,

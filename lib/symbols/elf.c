@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/grow.h"
 #include "symbols/elf.h"
@@ -255,6 +256,81 @@ static int read_elf(struct sym_table *t, Elf *elf, uint64_t len,
 	return 0;
 }
 
+/* Section and program headers a file may have before libelf sees it:
+ * libelf allocates per section header, so a sparse file claiming
+ * millions (e_shnum 0 and section 0's sh_size, the extended count)
+ * would cost gigabytes.  Real objects have tens; 65536 is ELF's own
+ * limit without the extension. */
+#define ELF_MAX_HEADERS 65536u
+
+static bool bytes_at(int fd, const void *mem, size_t len, uint64_t off,
+		     void *out, size_t n)
+{
+	if (fd >= 0)
+		return pread(fd, out, n, (off_t)off) == (ssize_t)n;
+	if (off > len || n > len - off)
+		return false;
+	memcpy(out, (const char *)mem + off, n);
+	return true;
+}
+
+/* NULL if the headers' counts and sizes are sane, else why not. */
+static const char *precheck(int fd, const void *mem, size_t len)
+{
+	unsigned char id[EI_NIDENT];
+	uint64_t shoff, shnum, phnum, shentsize, phentsize;
+
+	if (!bytes_at(fd, mem, len, 0, id, sizeof(id)) ||
+	    memcmp(id, ELFMAG, SELFMAG))
+		return NULL; /* not ELF: libelf says so */
+	if (id[EI_DATA] != ELFDATA2LSB)
+		return NULL; /* big-endian: libelf's own checks */
+	if (id[EI_CLASS] == ELFCLASS64) {
+		Elf64_Ehdr eh;
+
+		if (!bytes_at(fd, mem, len, 0, &eh, sizeof(eh)))
+			return "corrupt ELF file: truncated ELF header";
+		shoff = eh.e_shoff;
+		shnum = eh.e_shnum;
+		phnum = eh.e_phnum;
+		shentsize = eh.e_shentsize;
+		phentsize = eh.e_phentsize;
+		if (shoff && !shnum) { /* the extended count */
+			Elf64_Shdr sh0;
+
+			if (!bytes_at(fd, mem, len, shoff, &sh0, sizeof(sh0)))
+				return "corrupt ELF file: headers past its end (truncated?)";
+			shnum = sh0.sh_size;
+		}
+		if ((shnum && shentsize != sizeof(Elf64_Shdr)) ||
+		    (phnum && phentsize != sizeof(Elf64_Phdr)))
+			return "corrupt ELF file: bad header entry sizes";
+	} else if (id[EI_CLASS] == ELFCLASS32) {
+		Elf32_Ehdr eh;
+
+		if (!bytes_at(fd, mem, len, 0, &eh, sizeof(eh)))
+			return "corrupt ELF file: truncated ELF header";
+		shoff = eh.e_shoff;
+		shnum = eh.e_shnum;
+		phnum = eh.e_phnum;
+		if (shoff && !shnum) {
+			Elf32_Shdr sh0;
+
+			if (!bytes_at(fd, mem, len, shoff, &sh0, sizeof(sh0)))
+				return "corrupt ELF file: headers past its end (truncated?)";
+			shnum = sh0.sh_size;
+		}
+		if ((shnum && eh.e_shentsize != sizeof(Elf32_Shdr)) ||
+		    (phnum && eh.e_phentsize != sizeof(Elf32_Phdr)))
+			return "corrupt ELF file: bad header entry sizes";
+	} else {
+		return NULL;
+	}
+	if (shnum > ELF_MAX_HEADERS || phnum > ELF_MAX_HEADERS)
+		return "corrupt ELF file: more section or program headers than any object has";
+	return NULL;
+}
+
 int d9_sym_elf_read(struct sym_table *t, int fd, const void *mem, size_t len,
 		 unsigned int what, struct sym_elf_info *info,
 		 const char **why)
@@ -268,6 +344,8 @@ int d9_sym_elf_read(struct sym_table *t, int fd, const void *mem, size_t len,
 	if (!info)
 		info = &scratch;
 	memset(info, 0, sizeof(*info));
+	if ((*why = precheck(fd, mem, len)))
+		return 1;
 	elf_version(EV_CURRENT);
 	elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) :
 			elf_memory((char *)mem, len);

@@ -473,6 +473,46 @@ static int load_jit(struct sym_obj *o)
 	return ret;
 }
 
+static size_t obj_hash(int kind, const char *path, uint32_t pid,
+		       const uint8_t *id, size_t idlen)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)kind;
+
+	for (; *path; path++)
+		h = (h ^ (unsigned char)*path) * 1099511628211ull;
+	h = (h ^ pid) * 1099511628211ull;
+	for (size_t i = 0; i < idlen && id; i++)
+		h = (h ^ id[i]) * 1099511628211ull;
+	return (size_t)(h ^ h >> 29);
+}
+
+static size_t obj_hash_of(const struct sym_obj *o)
+{
+	return obj_hash(o->kind, o->path, o->kind == OBJ_JIT ? o->pid : 0,
+			o->kind == OBJ_JIT ? NULL : o->id,
+			o->kind == OBJ_JIT ? 0 : o->idlen);
+}
+
+/* The index of objects twice as large (or first made). */
+static int obj_reindex(struct d9_syms *s)
+{
+	size_t nc = s->idx_cap ? s->idx_cap * 2 : 1024, *ni = calloc(nc, sizeof(*ni));
+
+	if (!ni)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n; i++) {
+		size_t j = obj_hash_of(&s->v[i]) & (nc - 1);
+
+		while (ni[j])
+			j = (j + 1) & (nc - 1);
+		ni[j] = i + 1;
+	}
+	free(s->idx);
+	s->idx = ni;
+	s->idx_cap = nc;
+	return 0;
+}
+
 /* The object of frame @f, found and read on first sight; NULL: ENOMEM. */
 static struct sym_obj *obj_of(struct d9_syms *s, const struct sched_frame *f)
 {
@@ -480,6 +520,7 @@ static struct sym_obj *obj_of(struct d9_syms *s, const struct sched_frame *f)
 	char jit[sizeof(s->map_dir) + 32];
 	const char *path = m ? m->path : jit;
 	struct sym_obj *o;
+	size_t h, slot;
 	int kind, ret;
 
 	if (!m) {
@@ -490,8 +531,14 @@ static struct sym_obj *obj_of(struct d9_syms *s, const struct sched_frame *f)
 		kind = !strcmp(path, "[vdso]") ? OBJ_VDSO :
 		       *path && *path != '[' ? OBJ_FILE : OBJ_OTHER;
 	}
-	for (size_t i = 0; i < s->n; i++) {
-		o = &s->v[i];
+	h = obj_hash(kind, path, m ? 0 : f->pid, m ? m->build_id : NULL,
+		     !m ? 0 : m->build_id_len < SYM_BUILD_ID_MAX ?
+		     m->build_id_len : SYM_BUILD_ID_MAX);
+	if (2 * (s->n + 1) > s->idx_cap && obj_reindex(s))
+		return NULL;
+	for (slot = h & (s->idx_cap - 1); s->idx[slot];
+	     slot = (slot + 1) & (s->idx_cap - 1)) {
+		o = &s->v[s->idx[slot] - 1];
 		if (o->kind == kind && !strcmp(o->path, path) &&
 		    (!m || (o->idlen == m->build_id_len &&
 			    !memcmp(o->id, m->build_id, o->idlen))) &&
@@ -506,6 +553,7 @@ static struct sym_obj *obj_of(struct d9_syms *s, const struct sched_frame *f)
 	if (!o->path)
 		return NULL;
 	s->n++;
+	s->idx[slot] = s->n;
 	o->kind = kind;
 	o->pid = f->pid;
 	if (m) {
@@ -663,5 +711,6 @@ void d9_syms_free(struct d9_syms *s)
 		free(s->v[i].path);
 	}
 	free(s->v);
+	free(s->idx);
 	memset(s, 0, sizeof(*s));
 }

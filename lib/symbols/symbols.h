@@ -24,6 +24,8 @@ struct sym_obj;
 struct d9_syms {
 	struct sym_obj *v;
 	size_t n, cap;
+	size_t *idx;		/* 1 + index into v, by object: open addressing */
+	size_t idx_cap;
 	char debug_dir[256], map_dir[256];
 	/* the trace's own symbol table (sched.symbol), tried first if set */
 	struct sched_stacks *trace;

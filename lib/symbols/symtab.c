@@ -111,9 +111,9 @@ static int add_mapping(struct d9_symtab *t, uint32_t pid, uint64_t start,
 		       uint64_t end, uint64_t off, const char *path,
 		       size_t pathlen, const void *id, size_t idlen)
 {
-	for (size_t i = 0; i < t->maps.nmaps; i++)
-		if (same_mapping(&t->maps.maps[i], pid, start, end, off, path,
-				 pathlen))
+	for (const struct sched_mapping *m = d9_sched_stacks_last_map(&t->maps, 0, pid);
+	     m; m = m->prev ? &t->maps.maps[m->prev - 1] : NULL)
+		if (same_mapping(m, pid, start, end, off, path, pathlen))
 			return 0;
 	/* all at time 0, looked up after it: the one read last wins */
 	return d9_sched_stacks_map(&t->maps, 0, pid, 0, start, end, off, path,
@@ -196,10 +196,7 @@ static int scan(struct d9_symtab *t, struct frames *fs, const void *seg,
 
 static bool has_mappings(const struct d9_symtab *t, uint32_t pid)
 {
-	for (size_t i = 0; i < t->maps.nmaps; i++)
-		if (t->maps.maps[i].pid == pid)
-			return true;
-	return false;
+	return d9_sched_stacks_last_map(&t->maps, 0, pid) != NULL;
 }
 
 static int put_live(void *ctx, const struct d9_mapping *m)

@@ -306,6 +306,57 @@ static void frames_read_against_mappings_of_their_time(void **state)
 	d9_sched_stacks_free(&s);
 }
 
+/*
+ * Many processes, their mappings interleaved, two sources with the same
+ * pids: each frame is named against its own process's mappings (the
+ * walk from d9_sched_stacks_last_map() holds those and no other), of
+ * equal times the one read last.
+ */
+static void mappings_indexed_by_process(void **state)
+{
+	enum { NPROC = 10000 };
+	struct sched_stacks s = { 0 };
+	struct sched_frame f;
+	char path[32];
+
+	(void)state;
+	for (int round = 0; round < 2; round++)
+		for (uint32_t src = 0; src < 2; src++)
+			for (uint32_t pid = 1; pid <= NPROC; pid++) {
+				int n = snprintf(path, sizeof(path), "/p%u.%u.%d",
+						 src, pid, round);
+
+				assert_int_equal(d9_sched_stacks_map(&s, src, pid, 100,
+						 0x1000, 0x2000, 0, path, (size_t)n,
+						 NULL, 0), 0);
+			}
+	for (uint32_t src = 0; src < 2; src++) {
+		for (uint32_t pid = 1; pid <= NPROC; pid += 97) {
+			size_t walk = 0;
+
+			for (const struct sched_mapping *m =
+				     d9_sched_stacks_last_map(&s, src, pid);
+			     m; m = m->prev ? &s.maps[m->prev - 1] : NULL) {
+				assert_int_equal(m->src, src);
+				assert_int_equal(m->pid, pid);
+				walk++;
+			}
+			assert_int_equal(walk, 2);
+			snprintf(path, sizeof(path), "/p%u.%u.1", src, pid);
+			d9_sched_stacks_resolve(&s, src, pid, 0x1800, 200, &f);
+			assert_non_null(f.m);
+			assert_string_equal(f.m->path, path); /* read last */
+			d9_sched_stacks_resolve(&s, src, pid, 0x1800, 50, &f);
+			snprintf(path, sizeof(path), "/p%u.%u.0", src, pid);
+			assert_string_equal(f.m->path, path); /* the oldest */
+		}
+	}
+	assert_null(d9_sched_stacks_last_map(&s, 0, NPROC + 1));
+	d9_sched_stacks_resolve(&s, 0, NPROC + 1, 0x1800, 200, &f);
+	assert_null(f.m);
+	d9_sched_stacks_free(&s);
+}
+
 struct emits {
 	int n;
 	uint64_t ts;
@@ -400,6 +451,7 @@ int main(void)
 		cmocka_unit_test(own_mappings_hold_our_code_and_build_id),
 		cmocka_unit_test(frames_read_back_as_object_offsets),
 		cmocka_unit_test(frames_read_against_mappings_of_their_time),
+		cmocka_unit_test(mappings_indexed_by_process),
 		cmocka_unit_test(mappings_follow_the_samples),
 	};
 

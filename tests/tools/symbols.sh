@@ -135,6 +135,18 @@ cp "$T/symprog" "$T/badshdr"
 # e_shoff (8 bytes at 0x28) far past the end of the file
 printf '\377\377\377\377\377\377\000\000' |
 	dd of="$T/badshdr" bs=1 seek=40 conv=notrunc 2>/dev/null
+# sparse: the extended section count (e_shnum 0, section 0's sh_size)
+# says 50 million, and the file (mostly a hole) is long enough to hold
+# them, so only the count can tell
+cp "$T/symprog" "$T/sparse"
+shoff=$(od -An -t u8 -j 40 -N 8 "$T/sparse" | tr -d ' ')
+printf '\000\000' | dd of="$T/sparse" bs=1 seek=60 conv=notrunc 2>/dev/null
+printf '\200\360\372\002\000\000\000\000' |
+	dd of="$T/sparse" bs=1 seek=$((shoff + 32)) conv=notrunc 2>/dev/null
+truncate -s $((shoff + 50000000 * 64 + 4096)) "$T/sparse"
+cat >> "$T/frames.in" <<EOF
+1206 $PWD/$T/sparse - 10000000 10100000 0 $ip
+EOF
 cat >> "$T/frames.in" <<EOF
 1201 /nonexistent/dial9/libgone.so abcdef 10000000 10100000 0 10001234
 1202 $PWD/$T/symprog-other 0123456789abcdef 10000000 10100000 0 $ip
@@ -200,8 +212,10 @@ note "/truncated" "not named: corrupt ELF file"
 [ "$(got 1204)" = "badshdr+0x$off" ] || bad "bad section headers: $(got 1204)"
 note "/badshdr" "not named: corrupt ELF file"
 [ "$(got 1205)" = "version+0x1234" ] || bad "a /proc file: $(got 1205)"
+[ "$(got 1206)" = "sparse+0x$off" ] || bad "sparse ELF: $(got 1206)"
+note "/sparse" "more section or program headers than any object has"
 note "/proc/version" "pseudo filesystem"
-ok "gone, another build-id, truncated, bad section headers, /proc"
+ok "gone, another build-id, truncated, bad section headers, /proc, sparse"
 
 if [ "$vdso" = 1 ]; then
 	case $(got 1301) in
