@@ -7,8 +7,10 @@
 #define DIAL9_CORE_H
 
 #include <linux/types.h>
+#include <linux/gfp.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/irq_work.h>
 #include <linux/atomic.h>
@@ -19,6 +21,17 @@
 struct cred;
 struct task_struct;
 struct vm_area_struct;
+
+/*
+ * Every allocation of a session is charged to the memory cgroup of the
+ * process that makes it (quota.c).  The large ones (rings, the target
+ * table) also fail rather than call that cgroup's OOM killer, and
+ * quietly: a cgroup too small for them gets -ENOMEM, as a user's limit
+ * gets -EDQUOT.
+ */
+#define DIAL9_GFP		GFP_KERNEL_ACCOUNT
+#define DIAL9_GFP_LARGE		(GFP_KERNEL_ACCOUNT | __GFP_NORETRY | \
+				 __GFP_NOWARN | __GFP_ZERO)
 
 /* A task named in a ring for DIAL9_CFG_OCCUPANTS (probes.c). */
 struct dial9_named {
@@ -89,9 +102,11 @@ struct dial9_session {
 	u64 owner_start;		/* its leader's start_time */
 	kuid_t uid;			/* the opener's, for quota.c */
 	const struct cred *cred;	/* the opener's, for dial9_creds_ok() */
-	u64 charged;			/* ring bytes charged to it */
+	u64 charged;			/* bytes charged to its user */
 
 	struct dial9_targets *targets;	/* processes followed (targets.c) */
+	u32 targets_live;		/* entries in use */
+	spinlock_t targets_lock;	/* its writers */
 	atomic64_t targets_dropped;
 	int nignored;			/* ignored[0, nignored) may be set */
 	/*
@@ -159,11 +174,14 @@ void dial9_sample_resume(struct dial9_session *s);
 void dial9_sample_kick(struct dial9_session *s);
 
 /* quota.c */
+int dial9_quota_open(struct dial9_session *s, u64 bytes);
 int dial9_quota_charge(struct dial9_session *s, u64 bytes);
-void dial9_quota_uncharge(struct dial9_session *s);
+void dial9_quota_uncharge(struct dial9_session *s, u64 bytes);
+void dial9_quota_close(struct dial9_session *s);
 
 /* targets.c */
-struct dial9_targets *dial9_targets_alloc(void);
+size_t dial9_targets_bytes(void);
+int dial9_targets_init(struct dial9_session *s);
 void dial9_targets_free(struct dial9_targets *t);
 int dial9_target_flags(const struct dial9_session *s,
 		       const struct task_struct *p);

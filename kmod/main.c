@@ -45,9 +45,17 @@ static void dial9_rings_free(struct dial9_session *s)
 	kfree(s->rings);
 }
 
+/* What a session's rings take: a data area and a control page per CPU. */
+static u64 dial9_rings_bytes(const struct dial9_session *s)
+{
+	return (u64)num_possible_cpus() *
+	       (s->ring_size + PAGE_SIZE + sizeof(struct dial9_ring));
+}
+
 /*
  * Allocate the rings on first use, charged to the opener's user (quota.c):
- * -EDQUOT past its limit.  Caller holds s->lock.
+ * -EDQUOT past its limit; -ENOMEM if the caller's memory cgroup has no
+ * room.  Caller holds s->lock.
  */
 static int dial9_rings_ready(struct dial9_session *s)
 {
@@ -55,8 +63,7 @@ static int dial9_rings_ready(struct dial9_session *s)
 
 	if (s->rings_ready)
 		return 0;
-	ret = dial9_quota_charge(s, (u64)num_possible_cpus() *
-				 (s->ring_size + PAGE_SIZE));
+	ret = dial9_quota_charge(s, dial9_rings_bytes(s));
 	if (ret)
 		return ret;
 	for_each_possible_cpu(cpu) {
@@ -73,31 +80,46 @@ out_free:
 		dial9_ring_free(s->rings[cpu]);
 		s->rings[cpu] = NULL;
 	}
-	dial9_quota_uncharge(s);
+	dial9_quota_uncharge(s, dial9_rings_bytes(s));
 	return -ENOMEM;
 }
 
+/* What a session takes at open: itself, its rings array, its targets. */
+static u64 dial9_session_bytes(void)
+{
+	return sizeof(struct dial9_session) +
+	       nr_cpu_ids * sizeof(struct dial9_ring *) +
+	       dial9_targets_bytes();
+}
+
+/*
+ * A session.  Its memory is charged to the opener's memory cgroup and,
+ * without CAP_PERFMON, to its user, who may hold a limited number of
+ * sessions (quota.c): -EMFILE past user_sessions, -EDQUOT past
+ * user_ring_kb, -ENOMEM if the cgroup has no room for the target table.
+ */
 static int dial9_open(struct inode *inode, struct file *file)
 {
 	struct dial9_session *s;
+	int ret;
 
-	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	s = kzalloc(sizeof(*s), DIAL9_GFP);
 	if (!s)
 		return -ENOMEM;
-	s->rings = kcalloc(nr_cpu_ids, sizeof(*s->rings), GFP_KERNEL);
-	s->targets = dial9_targets_alloc();
-	if (!s->rings || !s->targets) {
-		dial9_targets_free(s->targets);
-		kfree(s->rings);
-		kfree(s);
-		return -ENOMEM;
-	}
+	s->privileged = perfmon_capable();
+	s->uid = current_uid();
+	/* Counted and charged before the large parts are allocated. */
+	ret = dial9_quota_open(s, dial9_session_bytes());
+	if (ret)
+		goto out_free;
+	ret = -ENOMEM;
+	s->rings = kcalloc(nr_cpu_ids, sizeof(*s->rings), DIAL9_GFP);
+	if (!s->rings || dial9_targets_init(s))
+		goto out_quota;
 	INIT_LIST_HEAD(&s->node);
 	mutex_init(&s->lock);
 	init_waitqueue_head(&s->wq);
 	init_irq_work(&s->wakeup, dial9_wakeup_fn);
-	s->privileged = perfmon_capable();
-	s->uid = current_uid();
 	s->cred = get_cred(current_real_cred());
 	s->opener_secure = dial9_secure_image(current);
 	s->owner_tgid = task_tgid_nr(current);
@@ -107,6 +129,14 @@ static int dial9_open(struct inode *inode, struct file *file)
 	dial9_target_add(s, current, 0);
 	file->private_data = s;
 	return nonseekable_open(inode, file);
+
+out_quota:
+	dial9_targets_free(s->targets);
+	kfree(s->rings);
+	dial9_quota_close(s);
+out_free:
+	kfree(s);
+	return ret;
 }
 
 static int dial9_release(struct inode *inode, struct file *file)
@@ -120,8 +150,8 @@ static int dial9_release(struct inode *inode, struct file *file)
 	mutex_unlock(&s->lock);
 	dial9_sample_free(s);
 	dial9_rings_free(s);
-	dial9_quota_uncharge(s);
 	dial9_targets_free(s->targets);
+	dial9_quota_close(s);
 	put_cred(s->cred);
 	mutex_destroy(&s->lock);
 	kfree(s);

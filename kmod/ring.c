@@ -40,12 +40,16 @@ struct dial9_ring *dial9_ring_alloc(u32 size, int cpu)
 {
 	struct dial9_ring *r;
 
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	r = kzalloc(sizeof(*r), DIAL9_GFP);
 	if (!r)
 		return NULL;
-	/* Zeroed, and charged to the opener's memory cgroup. */
-	r->ctrl = __vmalloc(PAGE_SIZE, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
-	r->data = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	/*
+	 * Zeroed, and charged to the memory cgroup of the process that maps
+	 * or enables the session: -ENOMEM if it has no room, not its OOM
+	 * killer.
+	 */
+	r->ctrl = __vmalloc(PAGE_SIZE, DIAL9_GFP_LARGE);
+	r->data = __vmalloc(size, DIAL9_GFP_LARGE);
 	if (!r->ctrl || !r->data) {
 		dial9_ring_free(r);
 		return NULL;

@@ -214,9 +214,18 @@ int dial9_sample_start(struct dial9_session *s)
 	if (ret)
 		return ret;
 	if (!s->samplers) {
-		s->samplers = alloc_percpu(struct dial9_sampler);
-		if (!s->samplers)
+		u64 bytes = (u64)num_possible_cpus() *
+			    sizeof(struct dial9_sampler);
+
+		/* Charged to the user and the cgroup, as the rings are. */
+		ret = dial9_quota_charge(s, bytes);
+		if (ret)
+			return ret;
+		s->samplers = alloc_percpu_gfp(struct dial9_sampler, DIAL9_GFP);
+		if (!s->samplers) {
+			dial9_quota_uncharge(s, bytes);
 			return -ENOMEM;
+		}
 		for_each_possible_cpu(cpu) {
 			struct dial9_sampler *sp = per_cpu_ptr(s->samplers, cpu);
 

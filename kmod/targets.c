@@ -20,6 +20,7 @@
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/hash.h>
+#include <linux/mm.h>
 #include <linux/rcupdate.h>
 #include <linux/string.h>
 #include <linux/sched.h>
@@ -38,20 +39,34 @@
 
 static_assert(DIAL9_TGT_SLOTS >= 2 * DIAL9_MAX_TARGETS);
 
+/*
+ * The table proper, 128 KiB of vmalloc: its writers' lock and its count
+ * of entries in use are the session's (targets_lock, targets_live), so
+ * that it takes whole pages and no more.
+ */
 struct dial9_targets {
-	spinlock_t lock;		/* writers */
-	u32 live;			/* entries in use */
 	u64 key[DIAL9_TGT_SLOTS];	/* tgid | flags << 32; 0 free; TOMB */
 	u64 start[DIAL9_TGT_SLOTS];	/* its leader's start_time */
 };
 
-struct dial9_targets *dial9_targets_alloc(void)
-{
-	struct dial9_targets *t = vzalloc(sizeof(*t));
+static_assert(sizeof(struct dial9_targets) % PAGE_SIZE == 0);
 
-	if (t)
-		spin_lock_init(&t->lock);
-	return t;
+/* What a session's table takes. */
+size_t dial9_targets_bytes(void)
+{
+	return sizeof(struct dial9_targets);
+}
+
+/*
+ * A session's table, at open: charged to the opener's memory cgroup, and
+ * -ENOMEM rather than its OOM killer when it does not fit (DIAL9_GFP_LARGE);
+ * the caller charged its user first (dial9_quota_open()).
+ */
+int dial9_targets_init(struct dial9_session *s)
+{
+	spin_lock_init(&s->targets_lock);
+	s->targets = __vmalloc(sizeof(*s->targets), DIAL9_GFP_LARGE);
+	return s->targets ? 0 : -ENOMEM;
 }
 
 void dial9_targets_free(struct dial9_targets *t)
@@ -170,7 +185,7 @@ int dial9_target_flags(const struct dial9_session *s,
 	const struct dial9_targets *t = s->targets;
 	int slot;
 
-	if (!p->tgid || !READ_ONCE(t->live))
+	if (!p->tgid || !READ_ONCE(s->targets_live))
 		return -1;
 	slot = dial9_tgt_slot(t, p->tgid, dial9_process_start(p));
 	return slot < 0 ? -1 : (int)DIAL9_TGT_FLAGS(READ_ONCE(t->key[slot]));
@@ -191,7 +206,7 @@ int dial9_target_add(struct dial9_session *s, const struct task_struct *p,
 	unsigned long irqflags;
 	int free_slot = -1, ret = -ENOSPC;
 
-	spin_lock_irqsave(&t->lock, irqflags);
+	spin_lock_irqsave(&s->targets_lock, irqflags);
 	for (i = 0; i < DIAL9_TGT_PROBES; i++) {
 		u32 slot = (h + i) & DIAL9_TGT_MASK;
 		u64 cur = t->key[slot];
@@ -212,15 +227,15 @@ int dial9_target_add(struct dial9_session *s, const struct task_struct *p,
 		ret = 0;
 		goto out_unlock;
 	}
-	if (free_slot >= 0 && t->live < DIAL9_MAX_TARGETS) {
+	if (free_slot >= 0 && s->targets_live < DIAL9_MAX_TARGETS) {
 		WRITE_ONCE(t->start[free_slot], start);
 		/* Release: pairs with the acquire in dial9_tgt_slot(). */
 		smp_store_release(&t->key[free_slot], e);
-		WRITE_ONCE(t->live, t->live + 1);
+		WRITE_ONCE(s->targets_live, s->targets_live + 1);
 		ret = 0;
 	}
 out_unlock:
-	spin_unlock_irqrestore(&t->lock, irqflags);
+	spin_unlock_irqrestore(&s->targets_lock, irqflags);
 	return ret;
 }
 
@@ -235,7 +250,7 @@ void dial9_target_forget(struct dial9_session *s, pid_t tgid, u64 start,
 	u32 h = hash_32((u32)tgid, DIAL9_TGT_BITS), i;
 	unsigned long irqflags;
 
-	spin_lock_irqsave(&t->lock, irqflags);
+	spin_lock_irqsave(&s->targets_lock, irqflags);
 	for (i = 0; i < DIAL9_TGT_PROBES; i++) {
 		u32 slot = (h + i) & DIAL9_TGT_MASK, j;
 		u64 cur = t->key[slot];
@@ -247,19 +262,19 @@ void dial9_target_forget(struct dial9_session *s, pid_t tgid, u64 start,
 		if (!any && t->start[slot] != start)
 			break;
 		WRITE_ONCE(t->key[slot], DIAL9_TGT_TOMB);
-		WRITE_ONCE(t->live, t->live - 1);
+		WRITE_ONCE(s->targets_live, s->targets_live - 1);
 		/* Tombstones that end a chain become free again. */
 		for (j = slot; !t->key[(j + 1) & DIAL9_TGT_MASK] &&
 		     t->key[j] == DIAL9_TGT_TOMB; j = (j - 1) & DIAL9_TGT_MASK)
 			WRITE_ONCE(t->key[j], 0);
 		break;
 	}
-	spin_unlock_irqrestore(&t->lock, irqflags);
+	spin_unlock_irqrestore(&s->targets_lock, irqflags);
 }
 
 u32 dial9_targets_count(const struct dial9_session *s)
 {
-	return READ_ONCE(s->targets->live);
+	return READ_ONCE(s->targets_live);
 }
 
 /*

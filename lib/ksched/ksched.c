@@ -55,7 +55,10 @@ static int ksched_module_open(struct dial9_ksched *k,
 		snprintf(k->reason, sizeof(k->reason), "%s: %s%s",
 			 DIAL9_DEVICE, strerror(e),
 			 e == ENOENT ? " (dial9.ko not loaded)" :
-			 e == EACCES ? " (not in the device's group)" : "");
+			 e == EACCES ? " (not in the device's group)" :
+			 e == EMFILE ? " (this process's open files, or this user's dial9.ko sessions: the module's user_sessions)" :
+			 e == EDQUOT ? " (this user's dial9.ko memory: the module's user_ring_kb)" :
+			 e == ENOMEM ? " (no room in the memory cgroup)" : "");
 		return -e;
 	}
 	if (ioctl(k->fd, DIAL9_IOC_GET_VERSION, &v)) {

@@ -18,10 +18,13 @@
  *   ioctl(fd, DIAL9_IOC_ENABLE, 0);
  *   loop: poll(fd, POLLIN); for each cpu: read records in [tail, head)
  *
- * The first mmap() (or ENABLE) allocates every CPU's ring, charged to the
- * caller's memory cgroup; for a session without CAP_PERFMON it fails with
- * EDQUOT when its user's sessions would hold more than the module's
- * user_ring_kb parameter (KiB) of rings: try smaller rings.
+ * open() allocates the session and its target table, and the first mmap()
+ * (or ENABLE) every CPU's ring, all charged to the caller's memory cgroup:
+ * ENOMEM when it has no room.  For a session without CAP_PERFMON, open()
+ * fails with EMFILE when its user holds the module's user_sessions
+ * sessions already, and open(), mmap() or ENABLE with EDQUOT when its
+ * user's sessions would hold more than the module's user_ring_kb
+ * parameter (KiB) of memory: try smaller rings.
  *
  * Ring protocol.  head and tail are free-running byte counters; the offset
  * of a position in the data area is (pos & (data_size - 1)).  The kernel
