@@ -29,7 +29,6 @@
 struct d9_rec_shared d9_rs = {
 	.threads_lock = PTHREAD_MUTEX_INITIALIZER,
 };
-volatile int dial9__active;
 
 static __thread struct d9_thread *d9_self
 	__attribute__((tls_model("initial-exec")));

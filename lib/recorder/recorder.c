@@ -248,8 +248,23 @@ static void sched_stats(struct recorder *r, struct dial9_stats *st)
 	st->sched_stacks = r->kt.stacks;
 	st->cpu_sample_hz = r->kt.sample_period_ns ? r->cfg.cpu_sample_hz : 0;
 	st->sched_reader_prio = r->ks ? dial9_ksched_reader_prio(r->ks) : 0;
-	if (r->ks)
+	if (r->ks) {
+		uint64_t cpu;
+
 		dial9_ksched_counts(r->ks, &st->sched_read, &st->sched_written);
+		d9_ksched_reader_cost(r->ks, &cpu, &st->sched_reader_rt_ns,
+				      &st->sched_reader_rt_entries,
+				      &st->sched_reader_rt_capped);
+		st->recorder_cpu_ns += cpu;
+	}
+}
+
+/* The recorder's threads' CPU: live, or as each ended (cost.c). */
+static void cost_stats(struct recorder *r, struct dial9_stats *st, bool done)
+{
+	st->recorder_cpu_ns += done ? atomic_load(&r->cpu_at_exit) +
+				      d9_worker_cpu_ns(r->worker) :
+				      d9_cost_threads(true);
 }
 
 int dial9_stop(void)
@@ -275,6 +290,7 @@ int dial9_stop(void)
 	d9_segw_close(r->segw, &g_last);
 	d9_worker_stats(r->worker, &g_last);
 	sched_stats(r, &g_last);
+	cost_stats(r, &g_last, true);
 	dump_stats(r, &g_last);
 	dial9_ksched_close(r->ks);	/* the kernel stops recording us */
 	r->ks = NULL;
@@ -313,6 +329,7 @@ int dial9_get_stats(struct dial9_stats *st)
 		d9_segw_stats(r->segw, &s);
 		d9_worker_stats(r->worker, &s);
 		sched_stats(r, &s);
+		cost_stats(r, &s, false);
 		dump_stats(r, &s);
 		s.events_lost += atomic_load(&r->coll.lost_events);
 		s.batches_lost += atomic_load(&r->coll.lost_batches);
@@ -440,6 +457,14 @@ static void fork_child(void)
 	g_retired = NULL;
 	g_atexit = true; /* inherited handler; dial9_stop() is safe */
 }
+
+/*
+ * Defined here, beside the constructor that reads DIAL9_ENABLED, and
+ * read by every recording macro (<dial9.h>'s dial9__on()): a program
+ * that uses only the macros and links libdial9.a statically still pulls
+ * this object, and so the constructor, into its link.
+ */
+volatile int dial9__active;
 
 __attribute__((constructor)) static void d9_init(void)
 {

@@ -49,6 +49,16 @@ $CC $PROG_CFLAGS $cflags -o "$t/prog-static-lib" tests/packaging/prog.c $static_
 ! ldd "$t/prog-static-lib" | has libdial9 || fail "prog-static-lib needs libdial9.so"
 "$t/prog-static-lib" "$t/rec-static" | has '^recorded [1-9]' || fail "prog-static-lib"
 ok "linked with libdial9.a and pkg-config --static --libs ($static_libs); it records"
+# Only the macros, started by DIAL9_ENABLED=1: the linker must still
+# take the library's constructor (its object) from libdial9.a.
+# shellcheck disable=SC2086
+$CC $PROG_CFLAGS $cflags -o "$t/macros-static-lib" tests/packaging/macros.c $static_libs
+rm -rf "$t/rec-macros"
+DIAL9_ENABLED=1 DIAL9_SCHED_ENABLED=0 DIAL9_TRACE_DIR="$t/rec-macros" "$t/macros-static-lib" 2>"$t/macros.err" ||
+	fail "macros-static-lib: exit status: $(cat "$t/macros.err")"
+"$dest/usr/local/bin/dial9" dump "$t/rec-macros" | has '"pkgtest.macros"' ||
+	fail "a macros-only program linked with libdial9.a recorded nothing: $(cat "$t/macros.err")"
+ok "a program of macros alone, linked with libdial9.a, records with DIAL9_ENABLED=1"
 rm -rf "$t/rec-s3"
 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test "$t/prog-shared" --s3 "$t/rec-s3" |
 	grep -qx 's3: started' || fail "the S3 build does not start an S3 recorder"

@@ -31,6 +31,15 @@ $CC $PROG_CFLAGS -static $(pkg-config --cflags dial9) -o "$t/prog-nos3" \
 file "$t/prog-nos3" | has 'statically linked' || fail "prog-nos3 is not static"
 "$t/prog-nos3" "$t/rec-nos3" | has '^recorded [1-9]' || fail "prog-nos3 does not record"
 ok "a fully static program (cc -static, pkg-config --static) records"
+# shellcheck disable=SC2046
+$CC $PROG_CFLAGS -static $(pkg-config --cflags dial9) -o "$t/macros-nos3" \
+	tests/packaging/macros.c $(pkg-config --static --libs dial9)
+rm -rf "$t/rec-nos3-macros"
+DIAL9_ENABLED=1 DIAL9_SCHED_ENABLED=0 DIAL9_TRACE_DIR="$t/rec-nos3-macros" "$t/macros-nos3" 2>"$t/macros-nos3.err" ||
+	fail "macros-nos3: exit status: $(cat "$t/macros-nos3.err")"
+"$dest/usr/local/bin/dial9" dump "$t/rec-nos3-macros" | has '"pkgtest.macros"' ||
+	fail "a fully static macros-only program recorded nothing: $(cat "$t/macros-nos3.err")"
+ok "a fully static program of macros alone records with DIAL9_ENABLED=1"
 
 set +e
 out=$(AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \
