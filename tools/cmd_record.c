@@ -259,6 +259,12 @@ int cmd_record(int argc, char **argv)
 		(unsigned long long)st.segments_sealed, st.dir,
 		(unsigned long long)st.segments_evicted,
 		cfg.storage == DIAL9_STORAGE_MEMORY ? "memory" : "disk");
+	fprintf(stderr, "dial9 record: the recorder's threads used %.3f ms of CPU (%.0f ns per scheduler event); its ring reader ran at SCHED_FIFO %u for %.3f ms in %u stretches (%u cut short by its budget)\n",
+		(double)st.recorder_cpu_ns / 1e6,
+		st.sched_events ? (double)st.recorder_cpu_ns /
+				  (double)st.sched_events : 0.0,
+		st.sched_reader_prio, (double)st.sched_reader_rt_ns / 1e6,
+		st.sched_reader_rt_entries, st.sched_reader_rt_capped);
 	if (st.cpu_sample_hz)
 		fprintf(stderr, "dial9 record: %llu CPU samples at %u Hz (lost ones are among the records lost), %llu periods missed by a late timer\n",
 			(unsigned long long)st.sched_samples, st.cpu_sample_hz,

@@ -177,13 +177,14 @@ struct dial9_config {
 	 * own name for the machine, or a container's); NULL: gethostname().
 	 * DIAL9_HOST_NAME. */
 	const char *host_name;
-	/* The SCHED_FIFO priority (1-99) of the thread that copies the
-	 * kernel's scheduler records out of its rings, so that it keeps up
-	 * when the machine is overloaded; default 1; 0: the process's own
-	 * policy.  Where the process may not (no CAP_SYS_NICE, RLIMIT_RTPRIO
-	 * below it) the reader runs at the process's, the log, the trace's
-	 * sched_note and dial9_stats.sched_reader_prio say so.
-	 * DIAL9_SCHED_READER_PRIO. */
+	/* The SCHED_FIFO priority (1-99) the thread that copies the
+	 * kernel's scheduler records out of its rings takes while it falls
+	 * behind (a ring over half full), so that it keeps up when the
+	 * machine is overloaded, for at most 10% of a CPU; otherwise it
+	 * runs at the process's own policy.  Default 1; 0: never.  Where
+	 * the process may not (no CAP_SYS_NICE, RLIMIT_RTPRIO below it) the
+	 * log, the trace's sched_note and dial9_stats.sched_reader_prio (0)
+	 * say so.  DIAL9_SCHED_READER_PRIO. */
 	uint32_t sched_reader_prio;
 	/* A symbol table in each shipped segment that has stack frames
 	 * (DIAL9_SCHED_STACKS): the worker names the frames from the files
@@ -309,7 +310,7 @@ struct dial9_stats {
 	char dir[512]; /* the directory segments go to */
 	char sched_backend[16]; /* "dial9.ko", "perf", "schedstat", "" */
 	int32_t sched_error;    /* why there is no scheduler source */
-	uint32_t sched_reader_prio; /* the ring reader's SCHED_FIFO priority, 0: none */
+	uint32_t sched_reader_prio; /* the SCHED_FIFO priority the ring reader may take, 0: none */
 	uint64_t sched_events;  /* scheduler events written */
 	uint64_t sched_lost;    /* records the kernel dropped (full rings) */
 	uint64_t sched_unfollowed; /* children not followed (table full) */
@@ -359,6 +360,17 @@ struct dial9_stats {
 	 * switch-outs and of wakers); 0 where the backend takes none
 	 * (sched_note says why). */
 	uint64_t sched_stacks;
+	/* What the recorder's own threads cost: CPU time (ns) of the flush
+	 * thread, the ring reader, the worker and the io_uring workers of
+	 * their writes, as the scheduler counts it. */
+	uint64_t recorder_cpu_ns;
+	/* The ring reader runs at the process's policy and takes SCHED_FIFO
+	 * (sched_reader_prio) only while it falls behind, for at most 10% of
+	 * a CPU (docs/lib.md): its time at it, the times it took it, the
+	 * times the budget cut it short. */
+	uint64_t sched_reader_rt_ns;
+	uint32_t sched_reader_rt_entries;
+	uint32_t sched_reader_rt_capped;
 };
 
 /*

@@ -30,6 +30,28 @@
 #define KQ_INBOX_RINGS	8
 #define KQ_INBOX_MIN	(8u << 20)
 
+/* When the reader runs SCHED_FIFO, and what it cost (kreader_rt.c). */
+struct d9_reader_rt {
+	uint32_t prio;			/* its SCHED_FIFO priority; 0: never */
+	int policy;			/* its normal one */
+	bool at_rt, refused, capped;
+	int err;			/* why SCHED_FIFO was refused */
+	uint64_t window_start, window_cpu, behind_at, rt_since;
+	/* what it cost: the reader's own CPU time (at the end), its time at
+	 * SCHED_FIFO, the times it took it, the times the budget cut it */
+	uint64_t cpu_ns, rt_ns;
+	uint32_t entries, caps;
+};
+
+void d9_reader_rt_init(struct d9_reader_rt *rt, uint32_t prio);
+/* Whether this process may take SCHED_FIFO @prio (*@rl: its RLIMIT_RTPRIO). */
+struct rlimit;
+bool d9_may_rt(uint32_t prio, struct rlimit *rl);
+/* After a read: @behind, a ring was over half full or kept records. */
+void d9_reader_rt_after_read(struct d9_reader_rt *rt, bool behind);
+/* At the reader's end: normal again, its CPU time taken. */
+void d9_reader_rt_end(struct d9_reader_rt *rt);
+
 struct dial9_ksched {
 	const char *backend;
 	char reason[512];
@@ -68,7 +90,10 @@ struct dial9_ksched {
 	 * it (ksched_drain.c).
 	 */
 	bool reader;
-	uint32_t reader_prio;		/* its SCHED_FIFO priority, 0: none */
+	uint32_t reader_prio;		/* the SCHED_FIFO priority it may take */
+	struct d9_reader_rt rt;		/* the reader's (its cost: atomics) */
+	clockid_t reader_clock;		/* its CPU clock, while it runs */
+	bool reader_clock_ok;
 	bool inbox_full;		/* under mu: it left records for room */
 	bool stopping;
 	pthread_t thread;
@@ -82,6 +107,11 @@ struct dial9_ksched {
 	uint64_t inbox_bytes;		/* bytes the reader has taken in, total */
 	uint64_t collected_ns;		/* when the last collect began */
 };
+
+/* What the reader cost so far: its CPU time, its time at SCHED_FIFO,
+ * the times it took it and the times the budget cut it (any thread). */
+void d9_ksched_reader_cost(const struct dial9_ksched *k, uint64_t *cpu_ns,
+			   uint64_t *rt_ns, uint32_t *entries, uint32_t *caps);
 
 /* Whether @tid is a thread left out (@ctx: the dial9_ksched); any thread. */
 bool d9_ksched_ignored(const void *ctx, uint32_t tid);

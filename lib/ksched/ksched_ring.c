@@ -31,6 +31,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <linux/dial9.h>
 
@@ -355,12 +356,14 @@ static int inbox_widen(struct dial9_ksched *k, struct d9_kq *q, size_t want)
  * flush thread.  What does not fit in the inbox stays in the ring, where
  * the kernel counts what it then has to drop.
  */
-static void ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
+/* Returns whether the ring was over half full: the reader is behind. */
+static bool ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
 			  struct d9_kq *in)
 {
 	struct dial9_ring_ctrl *c = k->ctrl[cpu];
 	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
 	uint64_t tail = c->tail;
+	bool behind = head - tail > c->data_size / 2;
 
 	/*
 	 * Into the room the inbox has, grown (up to k->inbox_limit) only
@@ -387,6 +390,7 @@ static void ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
 		tail += n;
 	}
 	__atomic_store_n(&c->tail, tail, __ATOMIC_RELEASE);
+	return behind;
 }
 
 /*
@@ -509,10 +513,12 @@ static void *reader_main(void *arg)
 	uint64_t before;
 
 	pthread_setname_np(pthread_self(), "dial9-kread");
+	d9_reader_rt_init(&k->rt, k->reader_prio);
 	/* Not in the trace: its own switches would fill an idle one. */
 	dial9_ksched_ignore_thread(k, 0);
 	for (;;) {
 		uint64_t lost = 0, n, t0;
+		bool behind = false;
 		int ret;
 
 		/*
@@ -535,7 +541,8 @@ static void *reader_main(void *arg)
 		if (inbox_raw(k)) {
 			for (unsigned int cpu = 0; cpu < k->ncpu; cpu++)
 				if (k->ctrl[cpu])
-					ring_copy_raw(k, cpu, &k->inbox[cpu]);
+					behind |= ring_copy_raw(k, cpu,
+								&k->inbox[cpu]);
 		} else {
 			size_t had = k->inbox[0].len;
 
@@ -561,7 +568,9 @@ static void *reader_main(void *arg)
 		pthread_mutex_unlock(&k->mu);
 		if (ret)
 			break;
+		d9_reader_rt_after_read(&k->rt, behind || full || lost);
 	}
+	d9_reader_rt_end(&k->rt);
 	return NULL;
 }
 
@@ -586,40 +595,48 @@ int dial9_ksched_sync(struct dial9_ksched *k, unsigned int timeout_ms)
 }
 
 /*
- * The reader thread, at SCHED_FIFO priority @prio when asked and allowed
- * (CAP_SYS_NICE, or an RLIMIT_RTPRIO that high): under overload a reader
- * at the workload's own priority gets the CPU too rarely to empty the
- * rings before they fill (64 ping-pong pairs on 2 CPUs: 15% of the
- * records lost at nice 0, 7% at nice -10).  SCHED_FIFO alone still lost
- * records in 2 runs of 4: the reader must not wait on the mmap lock
- * either (d9_ksched_reader_start(); docs/benchmarks.md).  It only copies
- * memory and sleeps in poll().  Refused, it runs at the caller's
- * priority, and k->reason says so.
+ * The reader thread, at the caller's policy: it takes SCHED_FIFO @prio
+ * only while it falls behind, within a CPU budget (kreader_rt.c).  Where
+ * the process may not (no CAP_SYS_NICE, RLIMIT_RTPRIO below @prio), it
+ * never does, and k->reason says so.  It only copies memory and sleeps
+ * in poll(); it must not wait on the mmap lock either
+ * (d9_ksched_reader_start(); docs/benchmarks.md).
  */
 static int reader_create(struct dial9_ksched *k, uint32_t prio)
 {
-	struct sched_param sp = { .sched_priority = (int)prio };
-	pthread_attr_t a;
+	struct rlimit rl;
 	int ret;
 
-	if (prio) {
-		pthread_attr_init(&a);
-		pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
-		pthread_attr_setschedpolicy(&a, SCHED_FIFO);
-		ret = pthread_attr_setschedparam(&a, &sp);
-		if (!ret)
-			ret = pthread_create(&k->thread, &a, reader_main, k);
-		pthread_attr_destroy(&a);
-		if (!ret) {
-			k->reader_prio = prio;
-			return 0;
-		}
+	k->reader_prio = prio;
+	/* asked now, so that it is said at the start, not found later */
+	if (prio && !d9_may_rt(prio, &rl)) {
 		snprintf(k->reason + strlen(k->reason),
 			 sizeof(k->reason) - strlen(k->reason),
-			 "%sthe reader of the kernel's records runs at normal priority (SCHED_FIFO %u: %s): under overload it falls behind and records are lost (counted)",
-			 k->reason[0] ? "; " : "", prio, strerror(ret));
+			 "%sthe reader of the kernel's records may not take SCHED_FIFO %u when it falls behind (no CAP_SYS_NICE, RLIMIT_RTPRIO %llu): under overload it falls behind and records are lost (counted)",
+			 k->reason[0] ? "; " : "", prio,
+			 (unsigned long long)rl.rlim_cur);
+		k->reader_prio = 0;
 	}
-	return -pthread_create(&k->thread, NULL, reader_main, k);
+	ret = -pthread_create(&k->thread, NULL, reader_main, k);
+	k->reader_clock_ok = !ret &&
+			     !pthread_getcpuclockid(k->thread, &k->reader_clock);
+	return ret;
+}
+
+void d9_ksched_reader_cost(const struct dial9_ksched *k, uint64_t *cpu_ns,
+			   uint64_t *rt_ns, uint32_t *entries, uint32_t *caps)
+{
+	struct timespec ts;
+
+	*cpu_ns = __atomic_load_n(&k->rt.cpu_ns, __ATOMIC_ACQUIRE);
+	/* 0 until it ends (its clock is valid until then) */
+	if (!*cpu_ns && k->reader_clock_ok &&
+	    !clock_gettime(k->reader_clock, &ts))
+		*cpu_ns = (uint64_t)ts.tv_sec * D9_NS_PER_SEC +
+			  (uint64_t)ts.tv_nsec;
+	*rt_ns = __atomic_load_n(&k->rt.rt_ns, __ATOMIC_RELAXED);
+	*entries = __atomic_load_n(&k->rt.entries, __ATOMIC_RELAXED);
+	*caps = __atomic_load_n(&k->rt.caps, __ATOMIC_RELAXED);
 }
 
 /* Start the reader thread (backends with a pollable descriptor only). */

@@ -265,6 +265,11 @@ void d9_worker_stop(struct d9_worker *wk, unsigned int timeout_ms)
 	wk->started = false;
 }
 
+uint64_t d9_worker_cpu_ns(struct d9_worker *wk)
+{
+	return wk ? atomic_load(&wk->cpu_ns) : 0;
+}
+
 void d9_worker_stats(struct d9_worker *wk, struct dial9_stats *st)
 {
 	if (!wk)

@@ -58,6 +58,8 @@ void d9_worker_stop(struct d9_worker *wk, unsigned int timeout_ms);
 void d9_worker_free(struct d9_worker *wk);
 /* Add the pipeline's counters to *st. */
 void d9_worker_stats(struct d9_worker *wk, struct dial9_stats *st);
+/* The worker thread's CPU time, once it has ended (0 before, or none). */
+uint64_t d9_worker_cpu_ns(struct d9_worker *wk);
 
 /* ---- trigger mode ---- */
 

@@ -372,5 +372,12 @@ void *d9_wk_main(void *arg)
 		d9_wk_free_dead(wk);
 	}
 	abandon(wk);
+	{
+		struct timespec ts;
+
+		if (!clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+			atomic_store(&wk->cpu_ns, (uint64_t)ts.tv_sec *
+				     D9_NS_PER_SEC + (uint64_t)ts.tv_nsec);
+	}
 	return NULL;
 }

@@ -14,6 +14,7 @@
 #include <liburing.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,6 +175,7 @@ struct d9_worker {
 	unsigned int seed;
 	bool wb_made;
 	unsigned int file_mode, dir_mode; /* of what it writes: 0600/0700, 0640/0750 */
+	_Atomic uint64_t cpu_ns;	/* the thread's CPU time, set as it ends */
 	bool closing; /* curl_multi_cleanup: free sockets at once */
 	bool abandoning; /* stopping: no more manifests */
 };

@@ -486,5 +486,6 @@ void *d9_flush_main(void *arg)
 	drain_all(r);
 	ksched_flush(r, UINT64_MAX);
 	report_losses(r);
+	atomic_store(&r->cpu_at_exit, d9_cost_threads(false));
 	return NULL;
 }

@@ -53,7 +53,14 @@ struct recorder {
 	struct d9_dump *last_dump;    /* a reference */
 	uint64_t dumps, dumps_coalesced;
 	char last_dump_id[32];
+	/* the flush thread's, and the io_uring workers', CPU time as the
+	 * flush thread ends (cost.c); the worker's comes at its own end */
+	_Atomic uint64_t cpu_at_exit;
 };
+
+/* CPU time (ns) of dial9-flush, the io_uring workers and, with @worker,
+ * dial9-worker, as the scheduler counts it (cost.c). */
+uint64_t d9_cost_threads(bool worker);
 
 /* Set by dial9_dump_request() (signal handlers); the flush thread
  * takes it (recorder.c). */

@@ -170,6 +170,19 @@ static void perf_backend_records_switches_and_wakeups(void **state)
 	dial9_get_stats(&st);
 	assert_true(st.sched_events > 0);
 	assert_int_equal(st.sched_lost, 0);
+	{
+		/* the recorder's threads' cost: some, and within the
+		 * process's own CPU time */
+		struct rusage ru;
+		uint64_t self;
+
+		assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+		self = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+		       1000000000ull + (uint64_t)(ru.ru_utime.tv_usec +
+						  ru.ru_stime.tv_usec) * 1000ull;
+		assert_true(st.recorder_cpu_ns > 0);
+		assert_true(st.recorder_cpu_ns <= self + 10000000ull);
+	}
 
 	boot = test_boot_dir(dir);
 	assert_non_null(boot);
@@ -642,11 +655,12 @@ static int open_reader(void)
 			break;
 		usleep(5000);
 	}
-	if (dial9_ksched_reader_prio(k) == 1 && policy == SCHED_FIFO)
+	/* at the process's policy, whether or not it may take SCHED_FIFO */
+	if (dial9_ksched_reader_prio(k) == 1 && policy == SCHED_OTHER)
 		ret = 1;
 	else if (!dial9_ksched_reader_prio(k) && policy == SCHED_OTHER &&
 		 strstr(dial9_ksched_fallback_reason(k),
-			"reader of the kernel's records runs at normal priority (SCHED_FIFO 1: Operation not permitted)"))
+			"reader of the kernel's records may not take SCHED_FIFO 1 when it falls behind"))
 		ret = 0;
 	else
 		print_message("reader prio %u, policy %d, reason: %s\n",
@@ -658,9 +672,10 @@ out:
 }
 
 /*
- * The reader of the kernel's records runs SCHED_FIFO where the process
- * may; where it may not (no CAP_SYS_NICE, RLIMIT_RTPRIO 0: a child that
- * gave both up) it runs at the normal policy, and the source says so.
+ * The reader of the kernel's records runs at the process's policy, and
+ * may take SCHED_FIFO where the process may; where it may not (no
+ * CAP_SYS_NICE, RLIMIT_RTPRIO 0: a child that gave both up) the source
+ * says so.
  */
 static void reader_runs_fifo_or_says_why(void **state)
 {
@@ -690,6 +705,74 @@ static void reader_runs_fifo_or_says_why(void **state)
 	assert_int_equal(waitpid(child, &status, 0), child);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static int my_policy(void)
+{
+	return sched_getscheduler(0);
+}
+
+static void spin_cpu_ns(uint64_t ns)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	while ((uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull +
+	       (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec < ns);
+}
+
+/*
+ * The reader's policy (kreader_rt.c), on this thread: normal until it
+ * falls behind, SCHED_FIFO while it is, normal again after 100 ms
+ * without; at most 10 ms of CPU a 100 ms window at SCHED_FIFO, then
+ * normal until the window ends; what it cost counted.  Without the
+ * right to take SCHED_FIFO it never does.
+ */
+static void reader_takes_fifo_only_behind_and_bounded(void **state)
+{
+	struct timespec calm = { 0, 120 * 1000000L };
+	struct d9_reader_rt rt;
+	(void)state;
+
+	d9_reader_rt_init(&rt, 1);
+	assert_int_equal(my_policy(), SCHED_OTHER);
+	d9_reader_rt_after_read(&rt, false);
+	assert_int_equal(my_policy(), SCHED_OTHER);	/* not behind */
+	d9_reader_rt_after_read(&rt, true);
+	if (!may_fifo()) {
+		assert_true(rt.refused);
+		assert_int_equal(my_policy(), SCHED_OTHER);
+		assert_int_equal(rt.entries, 0);
+		d9_reader_rt_end(&rt);
+		return;
+	}
+	assert_int_equal(my_policy(), SCHED_FIFO);
+	assert_int_equal(rt.entries, 1);
+	d9_reader_rt_after_read(&rt, false);
+	assert_int_equal(my_policy(), SCHED_FIFO);	/* not calm for long */
+	nanosleep(&calm, NULL);
+	d9_reader_rt_after_read(&rt, false);
+	assert_int_equal(my_policy(), SCHED_OTHER);	/* calm: normal */
+	assert_true(rt.rt_ns >= 100 * 1000000ull);
+
+	d9_reader_rt_after_read(&rt, true);
+	assert_int_equal(my_policy(), SCHED_FIFO);
+	assert_int_equal(rt.entries, 2);
+	spin_cpu_ns(12 * 1000000ull);			/* past its budget */
+	d9_reader_rt_after_read(&rt, true);
+	assert_int_equal(my_policy(), SCHED_OTHER);
+	assert_int_equal(rt.caps, 1);
+	d9_reader_rt_after_read(&rt, true);		/* the window goes on */
+	assert_int_equal(my_policy(), SCHED_OTHER);
+	nanosleep(&calm, NULL);
+	d9_reader_rt_after_read(&rt, true);		/* a new window */
+	assert_int_equal(my_policy(), SCHED_FIFO);
+	assert_int_equal(rt.entries, 3);
+	d9_reader_rt_end(&rt);
+	assert_int_equal(my_policy(), SCHED_OTHER);
+	assert_true(rt.cpu_ns >= 12 * 1000000ull);
 }
 
 /* ---- the merge of the CPUs' queues (dial9_ksched_drain) ---- */
@@ -782,6 +865,7 @@ int main(void)
 		cmocka_unit_test(no_source_is_reported),
 		cmocka_unit_test(reserved_opts_refused),
 		cmocka_unit_test(reader_runs_fifo_or_says_why),
+		cmocka_unit_test(reader_takes_fifo_only_behind_and_bounded),
 		cmocka_unit_test(merge_orders_by_time_then_cpu),
 	};
 

@@ -141,8 +141,9 @@ static int info_lines(const char *dir, const char *what)
 /*
  * Run the pairs, recorded by libdial9 into @dir; with @starve, every
  * thread of theirs at SCHED_FIFO 50 on CPU 0 and the ring reader moved
- * there too, where its SCHED_FIFO 1 never runs until they are done (a
- * ring of @ring_bytes then overflows for sure).  0 or -errno.
+ * there too, where it never runs until they are done, even at the
+ * SCHED_FIFO 1 it takes when behind (a ring of @ring_bytes then
+ * overflows for sure).  0 or -errno.
  */
 static int run_pairs(const char *dir, uint32_t ring_bytes, bool starve)
 {
@@ -257,7 +258,7 @@ TEST(pairs_32_lose_nothing_at_defaults)
 	       (unsigned long long)st.sched_lost,
 	       (unsigned long long)st.sched_events, st.sched_reader_prio);
 	EXPECT_STREQ("dial9.ko", st.sched_backend);
-	/* As root here, the ring reader runs at its default SCHED_FIFO 1. */
+	/* As root here, the ring reader may take its default SCHED_FIFO 1. */
 	if (!getenv("DIAL9_SCHED_READER_PRIO"))
 		EXPECT_EQ(1, st.sched_reader_prio);
 	if (getenv("DIAL9_SCHED_RING_KB"))
