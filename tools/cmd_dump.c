@@ -27,6 +27,31 @@ struct sync {
 	uint64_t mono, real;
 };
 
+/* Whether field @i is a scheduler id the trace does not know (a task
+ * not named: tid 4294967295, and the pid beside it): null, not a number. */
+static bool unknown_id(const struct dial9_record *r, uint32_t i)
+{
+	const struct dial9_schema *s = r->schema;
+	const char *name = s->fields[i].name;
+	size_t n = strlen(name);
+	char tid[64];
+
+	if (strncmp(s->name, "sched.", 6) || r->values[i].type != DIAL9_U64 ||
+	    n < 3 || n >= sizeof(tid))
+		return false;
+	if (!strcmp(name + n - 3, "tid"))
+		return r->values[i].u64 == UINT32_MAX;
+	if (strcmp(name + n - 3, "pid"))
+		return false;
+	memcpy(tid, name, n + 1);
+	tid[n - 3] = 't';	/* next_pid -> next_tid */
+	for (uint32_t j = 0; j < s->nfields; j++)
+		if (!strcmp(s->fields[j].name, tid))
+			return r->values[j].type == DIAL9_U64 &&
+			       r->values[j].u64 == UINT32_MAX;
+	return false;
+}
+
 static void print_event(FILE *out, const struct dial9_record *r,
 			const struct sync *sy)
 {
@@ -50,7 +75,10 @@ static void print_event(FILE *out, const struct dial9_record *r,
 			fputc(',', out);
 		cli_json_str(out, s->fields[i].name, strlen(s->fields[i].name));
 		fputc(':', out);
-		cli_json_value(out, &r->values[i]);
+		if (unknown_id(r, i))
+			fputs("null", out);
+		else
+			cli_json_value(out, &r->values[i]);
 	}
 	fputs("}}\n", out);
 }

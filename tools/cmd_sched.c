@@ -273,7 +273,7 @@ int cmd_sched(int argc, char **argv)
 	struct sched_stats st;
 	struct d9_syms syms;
 	int pids[64], npids = 0, c, rc = 0;
-	bool live = false, symbols = true;
+	bool live = false, symbols = true, min_given = false;
 	char **paths = NULL;
 	char *end;
 	int n;
@@ -294,7 +294,7 @@ int cmd_sched(int argc, char **argv)
 		}
 		switch (c) {
 		case 't': ro.tid = (uint32_t)v; break;
-		case 'm': ro.min_delay_ns = v * 1000; break;
+		case 'm': ro.min_delay_ns = v * 1000; min_given = true; break;
 		case 'n': ro.top = (int)v; break;
 		case 'j': ro.json = true; break;
 		case 'c': ro.culprits = true; break;
@@ -315,7 +315,7 @@ int cmd_sched(int argc, char **argv)
 		}
 	}
 	/* --explain: each delay of --min-delay or more, by default 1 ms */
-	ro.explain_ns = ro.min_delay_ns ? ro.min_delay_ns : 1000000;
+	ro.explain_ns = min_given ? ro.min_delay_ns : 1000000;
 	d9_sched_stats_init(&st);
 	if (((ro.culprits || ro.explain) &&
 	     d9_sched_stats_want_culprits(&st)) ||

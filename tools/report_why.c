@@ -157,7 +157,7 @@ int report_why_json(FILE *f, const struct timeline *tl,
 	if (tl->n_delays && top)
 		/* only read: the culprits were resolved when tl was loaded */
 		ret = sched_explain_collect((struct sched_stats *)&tl->st,
-					    min_ns, &v, &n);
+					    min_ns, 0, &v, &n);
 	for (size_t i = 0; !ret && i < tl->n_delays && i < top; i++) {
 		const struct tl_delay *d = &tl->delays[i];
 		uint32_t si = tl->threads[d->thread].sched;

@@ -339,7 +339,7 @@ void sched_stats_report(struct sched_stats *st,
 		if (o->culprits || o->explain)
 			fprintf(out, ",\"occupants\":%s",
 				occupants(st) ? "true" : "false");
-		if (o->explain && sched_explain_json(st, o->explain_ns, out))
+		if (o->explain && sched_explain_json(st, o->explain_ns, o->tid, out))
 			fprintf(stderr, "dial9: out of memory\n");
 		fprintf(out, "}\n");
 		free(v);
@@ -387,7 +387,7 @@ void sched_stats_report(struct sched_stats *st,
 		}
 	if (o->explain) {
 		fputc('\n', out);
-		if (sched_explain_text(st, o->explain_ns, 20, out))
+		if (sched_explain_text(st, o->explain_ns, o->tid, 20, out))
 			fprintf(stderr, "dial9: out of memory\n");
 		fprintf(out, "(each delay: when it began, on which CPU it ended, whether the thread was preempted or woken and by whom, what ran on that CPU meanwhile, and the most any other CPU was idle meanwhile, where the balancer could have moved it)\n");
 	}

@@ -50,7 +50,7 @@ struct sched_explained {
  * order, into *@v (free with sched_explained_free); 0 or -ENOMEM.
  */
 int sched_explain_collect(struct sched_stats *st, uint64_t min_ns,
-			  struct sched_explained **v, size_t *n);
+			  uint32_t tid, struct sched_explained **v, size_t *n);
 void sched_explained_free(struct sched_explained *v, size_t n);
 struct sched_stack;
 struct sched_span;
@@ -65,9 +65,11 @@ const struct sched_span *sched_wait_span(struct sched_stats *st,
 					const struct sched_wait *w);
 /* "new", "preempted", "woken" or "unknown" (enum sched_cause). */
 const char *sched_cause_name(uint32_t cause);
-/* ,"delays":[...] / the @max longest as text; 0 or -ENOMEM. */
-int sched_explain_json(struct sched_stats *st, uint64_t min_ns, FILE *out);
-int sched_explain_text(struct sched_stats *st, uint64_t min_ns, size_t max,
+/* ,"delays":[...] / the @max longest as text, of thread @tid (0: every
+ * thread's); 0 or -ENOMEM. */
+int sched_explain_json(struct sched_stats *st, uint64_t min_ns, uint32_t tid,
 		       FILE *out);
+int sched_explain_text(struct sched_stats *st, uint64_t min_ns, uint32_t tid,
+		       size_t max, FILE *out);
 
 #endif

@@ -110,6 +110,7 @@ const char *sched_cause_name(uint32_t cause)
 /* The delays, kept for sorting (text) or written as they come (JSON). */
 struct explain {
 	struct sched_stats *st;
+	uint32_t tid;			/* only this thread's delays; 0: all */
 	FILE *out;			/* JSON: write each */
 	size_t n;
 	struct sched_explained *v;
@@ -261,6 +262,8 @@ static int explain_one(void *ctx, const struct sched_wait *w,
 	struct explain *x = ctx;
 	struct sched_explained e = { w, NULL, n, idle };
 
+	if (x->tid && x->st->threads[w->thread].tid != x->tid)
+		return 0;
 	if (x->out) {
 		e.ran = (struct sched_culprit *)ran;
 		delay_json(x, &e);
@@ -278,9 +281,10 @@ static int explain_one(void *ctx, const struct sched_wait *w,
 	return 0;
 }
 
-int sched_explain_json(struct sched_stats *st, uint64_t min_ns, FILE *out)
+int sched_explain_json(struct sched_stats *st, uint64_t min_ns, uint32_t tid,
+		       FILE *out)
 {
-	struct explain x = { .st = st, .out = out };
+	struct explain x = { .st = st, .tid = tid, .out = out };
 	int ret;
 
 	fputs(",\"delays\":[", out);
@@ -291,9 +295,9 @@ int sched_explain_json(struct sched_stats *st, uint64_t min_ns, FILE *out)
 }
 
 int sched_explain_collect(struct sched_stats *st, uint64_t min_ns,
-			  struct sched_explained **v, size_t *n)
+			  uint32_t tid, struct sched_explained **v, size_t *n)
 {
-	struct explain x = { .st = st };
+	struct explain x = { .st = st, .tid = tid };
 	int ret = st->culprits ? d9_culprits_explain(st->culprits, min_ns,
 						     explain_one, &x) : 0;
 
@@ -340,11 +344,11 @@ static void waker_text(struct sched_stats *st, const struct sched_wait *w,
 	}
 }
 
-int sched_explain_text(struct sched_stats *st, uint64_t min_ns, size_t max,
-		       FILE *out)
+int sched_explain_text(struct sched_stats *st, uint64_t min_ns, uint32_t tid,
+		       size_t max, FILE *out)
 {
 	struct explain x = { .st = st };
-	int ret = sched_explain_collect(st, min_ns, &x.v, &x.n);
+	int ret = sched_explain_collect(st, min_ns, tid, &x.v, &x.n);
 
 	if (!ret) {
 		d9_sort(x.v, x.n, sizeof(*x.v), cmp_explained);

@@ -76,6 +76,31 @@ grep -q '^culprits of 501 (?), during 0.040 ms of its waits:$' "$B/sched/culprit
 grep -q '^delays of 0.005 ms or more: 3$' "$B/sched/explain.txt" &&
 	grep -q '^  502 (?): 0.005 ms from 1000.000065 s (2025-12-01T00:00:00.000065Z) on CPU 0, woken by ? (601/601)$' "$B/sched/explain.txt" ||
 	bad "sched --explain: text"
+# --min-delay 0 is every delay, not the 1 ms default; --tid N only N's
+"$D9" sched --explain --min-delay 0 "$B/sched/culprits" > "$B/sched/explain0.txt"
+grep -q '^delays of 0.000 ms or more: 5$' "$B/sched/explain0.txt" ||
+	bad "sched --explain --min-delay 0: $(grep '^delays' "$B/sched/explain0.txt")"
+"$D9" sched --explain --min-delay 0 --tid 502 "$B/sched/culprits" > "$B/sched/explain502.txt"
+grep -q '^delays of 0.000 ms or more: 2$' "$B/sched/explain502.txt" &&
+	! sed -n '/^delays of/,$p' "$B/sched/explain502.txt" | grep -q '^  50[13] ' ||
+	bad "sched --explain --tid 502: another thread's delays: $(cat "$B/sched/explain502.txt")"
+"$D9" sched --explain --min-delay 0 --tid 502 --json "$B/sched/culprits" |
+	node -e 'let s = ""; process.stdin.on("data", (d) => s += d).on("end", () => {
+		const d = s.split("\n").filter((l) => l).map((l) => JSON.parse(l))
+			.filter((o) => o.delays).flatMap((o) => o.delays);
+		if (d.length !== 2 || d.some((x) => x.tid !== 502)) process.exit(1); })' ||
+	bad "sched --explain --tid 502 --json: another thread's delays"
+# a task the trace does not name: null in dump, not 4294967295
+"$D9" dump "$B/sched/culprits" > "$B/sched/dump.jsonl"
+grep -q '"prev_tid":null' "$B/sched/dump.jsonl" && ! grep -q 4294967295 "$B/sched/dump.jsonl" ||
+	bad "dump: unknown tids as numbers"
+# dial9 --help lists every option of every synopsis in docs/cli.md
+"$D9" --help > "$B/help.txt"
+for opt in $(grep -E '^(## `dial9 |dial9 [a-z]+ |            \[)' docs/cli.md |
+	     grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+	grep -qF -- "$opt" "$B/help.txt" || bad "dial9 --help lacks $opt (docs/cli.md has it)"
+done
+ok "sched --explain --min-delay 0 and --tid; dial9 --help has every option of docs/cli.md"
 # Wall clock beside trace time: culprits/ has a clock sync (T0 is
 # 2025-12-01T00:00:00Z, mktrace.c), so the UTC of each time is exact.
 grep -q '^max delay of 501 (?): 40.0 us at 1000.000050 s (2025-12-01T00:00:00.000050Z)$' "$B/sched/explain.txt" ||
