@@ -407,6 +407,11 @@ void d9_sched_stacks_frame(const struct sched_stacks *s,
 		else
 			snprintf(buf, len, "%s+0x%" PRIx64 " (%s)", name,
 				 within, obj ? obj : "?");
+	} else if (s->names_only) {
+		/* a flame graph folds what has no name by its object, as
+		 * perf script and flamegraph.pl do: one box, not a sliver
+		 * per instruction */
+		snprintf(buf, len, "[%s]", f.m ? base : "unknown");
 	} else if (f.m) {
 		snprintf(buf, len, "%s+0x%" PRIx64, base, f.off);
 	} else {

@@ -81,8 +81,8 @@ struct sched_stacks {
 	 * Names for frames, if set (the command's symbolizer): the function
 	 * holding frame @f, *@within it, and *@obj, what to call its object
 	 * (left alone: the mapping's file name); 0 or -errno.  @names_only:
-	 * frames as the function's name alone (flame graphs), else
-	 * name+0xN (object).
+	 * frames as the function's name alone, and unnamed ones as
+	 * "[object]" (flame graphs), else name+0xN (object).
 	 */
 	int (*symbolize)(void *ctx, const struct sched_frame *f,
 			 const char **name, uint64_t *within, const char **obj);
@@ -176,8 +176,9 @@ const struct sched_stack *d9_sched_stacks_waker(struct sched_stacks *s,
 /*
  * Frame @i of @st as "object+0xoffset" (the file offset in the object's
  * mapping, basename of its path), or "0xaddress" outside every mapping;
- * with a symbolizer that names it, "function+0xN (object)" (names_only:
- * "function").
+ * with a symbolizer that names it, "function+0xN (object)".  With
+ * names_only (flame graphs): "function", and a frame without a name
+ * "[object]" ("[unknown]" outside every mapping), so that it folds.
  */
 void d9_sched_stacks_frame(const struct sched_stacks *s,
 			   const struct sched_stack *st, uint32_t i,
