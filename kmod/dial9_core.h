@@ -14,6 +14,8 @@
 #include <linux/wait.h>
 #include <linux/irq_work.h>
 #include <linux/atomic.h>
+#include <linux/bitops.h>
+#include <linux/hash.h>
 #include <linux/uidgid.h>
 #include <linux/sched.h>
 #include <linux/dial9.h>
@@ -96,6 +98,7 @@ struct dial9_session {
 	bool rings_ready;
 	bool stacks;			/* DIAL9_CFG_STACKS */
 	bool occupants;			/* DIAL9_CFG_OCCUPANTS */
+	int occ_slot;			/* its bit in occupied maps, or -1 */
 	u32 events;			/* DIAL9_EV_* */
 	u32 ring_size;
 	pid_t owner_tgid;
@@ -182,7 +185,8 @@ void dial9_quota_close(struct dial9_session *s);
 /* targets.c */
 size_t dial9_targets_bytes(void);
 int dial9_targets_init(struct dial9_session *s);
-void dial9_targets_free(struct dial9_targets *t);
+void dial9_targets_free(struct dial9_session *s);
+void dial9_index_init(void);
 int dial9_target_flags(const struct dial9_session *s,
 		       const struct task_struct *p);
 int dial9_target_add(struct dial9_session *s, const struct task_struct *p,
@@ -198,6 +202,30 @@ bool dial9_may_follow(const struct dial9_session *s, struct task_struct *p);
 bool dial9_ignored(const struct dial9_session *s, const struct task_struct *p);
 int dial9_ignore_set(struct dial9_session *s, const struct task_struct *p,
 		     bool remove);
+
+/*
+ * The module's index of the processes in any session's target table
+ * (targets.c): a bit per bucket of a keyed hash of the tgid.
+ */
+#define DIAL9_INDEX_BITS	16
+#define DIAL9_INDEX_SIZE	(1U << DIAL9_INDEX_BITS)
+
+extern unsigned long dial9_index_bits[];
+extern u32 dial9_index_seed;
+
+static __always_inline u32 dial9_index_slot(pid_t tgid)
+{
+	return hash_32((u32)tgid ^ dial9_index_seed, DIAL9_INDEX_BITS);
+}
+
+/*
+ * Whether @p may be in a session's target table; false means it is in
+ * none, so that only a system-wide session can record it.  Lock-free.
+ */
+static __always_inline bool dial9_indexed(const struct task_struct *p)
+{
+	return test_bit(dial9_index_slot(p->tgid), dial9_index_bits);
+}
 
 /*
  * Whether @p is recorded by @s.  An unprivileged session also checks that

@@ -108,6 +108,7 @@ static int dial9_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	s->privileged = perfmon_capable();
 	s->uid = current_uid();
+	s->occ_slot = -1;
 	/* Counted and charged before the large parts are allocated. */
 	ret = dial9_quota_open(s, dial9_session_bytes());
 	if (ret)
@@ -131,7 +132,7 @@ static int dial9_open(struct inode *inode, struct file *file)
 	return nonseekable_open(inode, file);
 
 out_quota:
-	dial9_targets_free(s->targets);
+	dial9_targets_free(s);
 	kfree(s->rings);
 	dial9_quota_close(s);
 out_free:
@@ -150,7 +151,7 @@ static int dial9_release(struct inode *inode, struct file *file)
 	mutex_unlock(&s->lock);
 	dial9_sample_free(s);
 	dial9_rings_free(s);
-	dial9_targets_free(s->targets);
+	dial9_targets_free(s);
 	dial9_quota_close(s);
 	put_cred(s->cred);
 	mutex_destroy(&s->lock);
@@ -270,6 +271,9 @@ static int dial9_ioc_ignore_thread(struct dial9_session *s,
 		      -EPERM : dial9_ignore_set(s, task,
 						ig->flags & DIAL9_IGNORE_REMOVE);
 	rcu_read_unlock();
+	/* Recorded again, it may be running now (as for ADD_TARGET). */
+	if (!ret && (ig->flags & DIAL9_IGNORE_REMOVE) && s->enabled)
+		dial9_sample_kick(s);
 	return ret;
 }
 
@@ -484,6 +488,7 @@ static int __init dial9_init(void)
 {
 	int ret;
 
+	dial9_index_init();
 	ret = dial9_probes_init();
 	if (ret)
 		return ret;

@@ -6,8 +6,19 @@
  * held and interrupts off; wake-ups under p->pi_lock, or with only
  * preemption off when a task wakes itself).  So they never sleep, never
  * allocate and never wake anyone directly: a reader is woken through
- * irq_work.  A task outside every session's filter costs a walk of the
- * (usually one-entry) target table and no clock read.
+ * irq_work.
+ *
+ * What a probe costs a task that no session records must not depend on
+ * how many sessions there are, or whose: every user may open some, and
+ * every switch of the machine runs these probes.  So a probe visits the
+ * system-wide sessions (privileged; they record every task), and the
+ * others only if a side of the event is in the index of followed
+ * processes (dial9_indexed(), targets.c); at a switch of two tasks that
+ * are not, only the DIAL9_CFG_OCCUPANTS sessions that have a recorded
+ * task waiting on this CPU (dial9_switch_occupied()).  Otherwise it
+ * returns after a bit test per side: no session visited, no table
+ * walked, no clock read.  The module parameter probe_walks counts the
+ * sessions visited, for diagnosis.
  */
 #include <linux/module.h>
 #include <linux/tracepoint.h>
@@ -24,9 +35,73 @@
 #include "dial9_core.h"
 #include "compat.h"
 
-static DEFINE_MUTEX(dial9_reg_lock);	/* sessions list and registration */
-static LIST_HEAD(dial9_sessions);	/* enabled sessions, RCU */
+static DEFINE_MUTEX(dial9_reg_lock);	/* the lists and registration */
+/* Enabled sessions, RCU: the system-wide ones, and the others. */
+static LIST_HEAD(dial9_wide);
+static LIST_HEAD(dial9_sessions);
 static unsigned int dial9_nr_enabled;
+
+/*
+ * DIAL9_CFG_OCCUPANTS sessions of dial9_sessions record the switches
+ * between two tasks of no table on a CPU while one of their recorded
+ * tasks waits there (its ring's count, dial9_ring.queued): a switch of
+ * two such tasks visits those sessions, and only them.  Each gets a slot
+ * at enable (s->occ_slot), and each CPU a map with a bit per slot, set
+ * while that session's count on that CPU may be above zero: set after
+ * the count is raised, cleared when it is seen at zero and set again if
+ * it is not zero after all (dial9_queued_*(); full barriers between,
+ * so that a raise and a clear that race leave the bit set).  A set bit
+ * with nothing queued only costs a visit.  Past DIAL9_OCC_SLOTS such
+ * sessions, the others (occ_slot -1) add their counts to their CPU's
+ * overflow sum instead (raised before a ring's count, lowered after
+ * it, so never below their sum): while it is not zero, such a switch
+ * walks dial9_sessions.  Counts change at wake-ups onto the CPU (under
+ * its runqueue lock, which the switch probe holds too), at switches on
+ * it and at migrations (from the source CPU), as they always did.
+ */
+#define DIAL9_OCC_SLOTS		256
+
+static unsigned int occupant_slots = DIAL9_OCC_SLOTS;
+module_param(occupant_slots, uint, 0644);
+MODULE_PARM_DESC(occupant_slots,
+		 "DIAL9_CFG_OCCUPANTS sessions that get a slot of the per-CPU maps at ENABLE, at most 256 (the default); the others make switches walk every session while one of their tasks waits (read at ENABLE; for tests)");
+
+struct dial9_occ_map {
+	atomic_t overflow;	/* the sum of the sessions with no slot */
+	unsigned long bits[BITS_TO_LONGS(DIAL9_OCC_SLOTS)];
+};
+
+static DEFINE_PER_CPU_SHARED_ALIGNED(struct dial9_occ_map, dial9_occ_map);
+/* The sessions of the slots, RCU; the slots in use, under dial9_reg_lock. */
+static struct dial9_session __rcu *dial9_occ_sessions[DIAL9_OCC_SLOTS];
+static DECLARE_BITMAP(dial9_occ_used, DIAL9_OCC_SLOTS);
+
+/* Sessions visited by the probes, per CPU: the sum is probe_walks. */
+static DEFINE_PER_CPU(unsigned long, dial9_walks);
+
+static int dial9_walks_get(char *buf, const struct kernel_param *kp)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu(dial9_walks, cpu));
+	return scnprintf(buf, PAGE_SIZE, "%lu\n", sum);
+}
+
+static const struct kernel_param_ops dial9_walks_ops = {
+	.get = dial9_walks_get,
+};
+
+module_param_cb(probe_walks, &dial9_walks_ops, NULL, 0444);
+MODULE_PARM_DESC(probe_walks,
+		 "diagnostic: sessions visited by the probes since load (read-only)");
+
+static __always_inline void dial9_walked(unsigned long n)
+{
+	if (n)
+		this_cpu_add(dial9_walks, n);
+}
 
 /*
  * The tracepoints stay attached for this long after the last session
@@ -85,13 +160,106 @@ static void dial9_emit_comm(struct dial9_session *s, struct task_struct *p,
 }
 
 /*
+ * A ring's count of queued recorded tasks, one more, one fewer, or none,
+ * and with it its CPU's bit of the session, or overflow sum (a
+ * system-wide session needs neither: it is visited at every switch).
+ */
+static __always_inline unsigned long *dial9_occ_bits(int cpu)
+{
+	return per_cpu_ptr(&dial9_occ_map, cpu)->bits;
+}
+
+static __always_inline atomic_t *dial9_occ_sum(int cpu)
+{
+	return &per_cpu_ptr(&dial9_occ_map, cpu)->overflow;
+}
+
+/* Whether a session of dial9_sessions may have a task waiting here. */
+static __always_inline bool dial9_occupied_here(void)
+{
+	const struct dial9_occ_map *m = this_cpu_ptr(&dial9_occ_map);
+	int i;
+
+	if (atomic_read(&m->overflow))
+		return true;
+	for (i = 0; i < ARRAY_SIZE(m->bits); i++)
+		if (READ_ONCE(m->bits[i]))
+			return true;
+	return false;
+}
+
+/* The count of @r may have reached zero: clear its bit, unless it did not. */
+static __always_inline void dial9_queued_settle(struct dial9_session *s,
+						struct dial9_ring *r)
+{
+	unsigned long *bits = dial9_occ_bits(r->cpu);
+
+	if (atomic_read(&r->queued) > 0)
+		return;
+	clear_bit(s->occ_slot, bits);
+	/* Pairs with the barrier of dial9_queued_inc(). */
+	smp_mb__after_atomic();
+	if (atomic_read(&r->queued) > 0)
+		set_bit(s->occ_slot, bits);
+}
+
+static __always_inline void dial9_queued_inc(struct dial9_session *s,
+					     struct dial9_ring *r)
+{
+	unsigned long *bits;
+
+	if (s->system_wide) {
+		atomic_inc(&r->queued);
+	} else if (s->occ_slot < 0) {
+		atomic_inc(dial9_occ_sum(r->cpu));
+		atomic_inc(&r->queued);
+	} else {
+		atomic_inc(&r->queued);
+		/* Pairs with the barrier of dial9_queued_settle(). */
+		smp_mb__after_atomic();
+		bits = dial9_occ_bits(r->cpu);
+		if (!test_bit(s->occ_slot, bits))
+			set_bit(s->occ_slot, bits);
+	}
+}
+
+static __always_inline void dial9_queued_dec(struct dial9_session *s,
+					     struct dial9_ring *r)
+{
+	int left = atomic_dec_if_positive(&r->queued);
+
+	if (left < 0 || s->system_wide)
+		return;
+	if (s->occ_slot < 0)
+		atomic_dec(dial9_occ_sum(r->cpu));
+	else if (!left)
+		dial9_queued_settle(s, r);
+}
+
+static __always_inline void dial9_queued_clear(struct dial9_session *s,
+					       struct dial9_ring *r)
+{
+	int n = atomic_xchg(&r->queued, 0);
+
+	if (s->system_wide)
+		return;
+	if (s->occ_slot < 0) {
+		if (n > 0)
+			atomic_sub(n, dial9_occ_sum(r->cpu));
+	} else if (n > 0 || test_bit(s->occ_slot, dial9_occ_bits(r->cpu))) {
+		dial9_queued_settle(s, r);
+	}
+}
+
+/*
  * DIAL9_CFG_OCCUPANTS: @s's count of the recorded tasks queued on this CPU
  * (<linux/dial9.h> says when it changes), kept across a switch; whether
  * one was queued before it, when the switch is to be recorded whatever
  * its sides.  Under the runqueue lock, which wake-ups onto this CPU take
  * too; migrations change it from the source CPU, hence the atomics.
  */
-static __always_inline bool dial9_occupants_switch(struct dial9_ring *r,
+static __always_inline bool dial9_occupants_switch(struct dial9_session *s,
+						   struct dial9_ring *r,
 						   struct task_struct *prev,
 						   struct task_struct *next,
 						   bool own_prev, bool own_next)
@@ -99,11 +267,11 @@ static __always_inline bool dial9_occupants_switch(struct dial9_ring *r,
 	bool waiting = atomic_read(&r->queued) > 0;
 
 	if (own_prev && dial9_task_queued(prev))
-		atomic_inc(&r->queued);
+		dial9_queued_inc(s, r);
 	if (is_idle_task(next))
-		atomic_set(&r->queued, 0);	/* nothing is queued: heal */
+		dial9_queued_clear(s, r);	/* nothing is queued: heal */
 	else if (own_next)
-		atomic_dec_if_positive(&r->queued);
+		dial9_queued_dec(s, r);
 	return waiting;
 }
 
@@ -117,7 +285,7 @@ static void dial9_occupants_woken(struct dial9_session *s,
 		return;		/* woken before it switched out: not queued */
 	r = s->rings[task_cpu(p)];
 	if (r)
-		atomic_inc(&r->queued);
+		dial9_queued_inc(s, r);
 }
 
 /*
@@ -163,98 +331,198 @@ static void dial9_name_occupant(struct dial9_session *s, struct dial9_ring *r,
 	memcpy(n->comm, comm, sizeof(comm));
 }
 
-/* Called with the runqueue lock held and interrupts off. */
+/* What the records of one switch share, found once for all sessions. */
+struct dial9_switch_ctx {
+	struct task_struct *prev;
+	struct task_struct *next;
+	unsigned int prev_state;
+	bool preempt;
+	bool known;		/* the fields below are set */
+	u16 flags;
+	u64 now;
+	u64 wait_ns;
+	u64 prev_delay;
+	u64 next_delay;
+	u32 prev_count;
+	u32 next_count;
+	struct dial9_stack *stack;	/* prev's, once walked */
+};
+
+static void dial9_switch_know(struct dial9_switch_ctx *w)
+{
+	u64 queued = dial9_queued_since(w->next);
+
+	w->known = true;
+	if (w->preempt)
+		w->flags |= DIAL9_SWITCH_PREEMPT;
+	if (w->preempt || w->prev_state == TASK_RUNNING)
+		w->flags |= DIAL9_SWITCH_PREV_RUNNABLE;
+	if (queued) {
+		u64 t = local_clock();
+
+		w->wait_ns = t > queued ? t - queued : 0;
+		w->flags |= DIAL9_SWITCH_WAIT_VALID;
+	}
+	if (dial9_runq_totals(w->prev, &w->prev_delay, &w->prev_count) &&
+	    dial9_runq_totals(w->next, &w->next_delay, &w->next_count))
+		w->flags |= DIAL9_SWITCH_TOTALS;
+	w->now = ktime_get_mono_fast_ns();
+}
+
+/*
+ * One session's part of a switch.  A session without switch events is
+ * here only to resume its sampling timer (sample.c), which parks when it
+ * finds no recorded task on its CPU.
+ */
+static __always_inline void dial9_switch_one(struct dial9_session *s,
+					     struct dial9_switch_ctx *w)
+{
+	struct task_struct *prev = w->prev, *next = w->next;
+	bool own_prev, own_next, see_prev, see_next, waiting = false;
+	struct dial9_rec_switch *rec;
+	struct dial9_ring *r;
+
+	if (!(s->events & DIAL9_EV_SWITCH)) {
+		if (s->sampling && dial9_match(s, next))
+			dial9_sample_resume(s);
+		return;
+	}
+	own_prev = dial9_match(s, prev);
+	own_next = dial9_match(s, next);
+	if (own_next && s->sampling)
+		dial9_sample_resume(s);
+	r = dial9_this_ring(s);
+	if (s->occupants && r)
+		waiting = dial9_occupants_switch(s, r, prev, next, own_prev,
+						 own_next);
+	if (!own_prev && !own_next && !waiting)
+		return;
+	if (!w->known)
+		dial9_switch_know(w);
+	if (!r)
+		return;
+	if (s->occupants && s->privileged) {
+		if (!own_prev)
+			dial9_name_occupant(s, r, prev, w->now);
+		if (!own_next)
+			dial9_name_occupant(s, r, next, w->now);
+	}
+	rec = dial9_ring_reserve(r, DIAL9_REC_SWITCH, sizeof(*rec), w->now);
+	if (!rec)
+		return;
+	/* A foreign side shows nothing: no ids, state, prio or wait. */
+	see_prev = own_prev || s->privileged;
+	see_next = own_next || s->privileged;
+	rec->hdr.flags = w->flags;
+	if (own_prev)
+		rec->hdr.flags |= DIAL9_SWITCH_PREV_TARGET;
+	if (own_next)
+		rec->hdr.flags |= DIAL9_SWITCH_NEXT_TARGET;
+	if (s->occupants)
+		rec->hdr.flags |= DIAL9_SWITCH_OCCUPANTS;
+	if (!see_prev)
+		rec->hdr.flags &= ~(DIAL9_SWITCH_PREEMPT |
+				    DIAL9_SWITCH_PREV_RUNNABLE);
+	if (!see_next)
+		rec->hdr.flags &= ~DIAL9_SWITCH_WAIT_VALID;
+	dial9_ids(s, prev, own_prev, &rec->prev_tid, &rec->prev_tgid);
+	dial9_ids(s, next, own_next, &rec->next_tid, &rec->next_tgid);
+	rec->prev_prio = see_prev ? prev->prio : 0;
+	rec->next_prio = see_next ? next->prio : 0;
+	rec->prev_state = see_prev && !w->preempt ?
+		__task_state_index(w->prev_state, prev->exit_state) : 0;
+	rec->reserved = 0;
+	rec->next_wait_ns = see_next ? w->wait_ns : 0;
+	rec->prev_run_delay_ns = see_prev ? w->prev_delay : 0;
+	rec->next_run_delay_ns = see_next ? w->next_delay : 0;
+	rec->prev_pcount = see_prev ? w->prev_count : 0;
+	rec->next_pcount = see_next ? w->next_count : 0;
+	dial9_commit(s, r);
+	/* Only a recorded task's own stack: never a foreign one. */
+	if (own_prev && s->stacks &&
+	    dial9_stack_get(&w->stack)->nr &&
+	    dial9_stack_put(r, w->stack, prev, w->now, 0))
+		dial9_commit(s, r);
+}
+
+/*
+ * A switch of two tasks in no table: of dial9_sessions, only the
+ * DIAL9_CFG_OCCUPANTS sessions that may have a recorded task waiting on
+ * this CPU concern it (they record it, and heal their counts when the
+ * CPU goes idle).  How many were visited.
+ */
+static unsigned long dial9_switch_occupied(struct dial9_switch_ctx *w)
+{
+	struct dial9_session *s;
+	unsigned long n = 0;
+	unsigned int slot;
+
+	if (atomic_read(&this_cpu_ptr(&dial9_occ_map)->overflow) > 0) {
+		/* One past the slots may wait here: the whole walk. */
+		list_for_each_entry_rcu(s, &dial9_sessions, node) {
+			dial9_switch_one(s, w);
+			n++;
+		}
+		return n;
+	}
+	for_each_set_bit(slot, this_cpu_ptr(&dial9_occ_map)->bits,
+			 DIAL9_OCC_SLOTS) {
+		s = rcu_dereference_check(dial9_occ_sessions[slot],
+					  rcu_read_lock_any_held());
+		if (s) {
+			dial9_switch_one(s, w);
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * The sessions a switch may concern: the system-wide ones, and those of
+ * dial9_sessions if a side is in a table (@indexed), else only those
+ * that may have a task waiting on this CPU (dial9_switch_occupied()).
+ */
+static noinline void dial9_switch_walk(bool preempt, struct task_struct *prev,
+				       struct task_struct *next,
+				       unsigned int prev_state, bool indexed)
+{
+	struct dial9_switch_ctx w = {
+		.prev = prev, .next = next, .prev_state = prev_state,
+		.preempt = preempt,
+	};
+	struct dial9_session *s;
+	unsigned long n = 0;
+
+	list_for_each_entry_rcu(s, &dial9_wide, node) {
+		dial9_switch_one(s, &w);
+		n++;
+	}
+	if (indexed) {
+		list_for_each_entry_rcu(s, &dial9_sessions, node) {
+			dial9_switch_one(s, &w);
+			n++;
+		}
+	} else {
+		n += dial9_switch_occupied(&w);
+	}
+	dial9_walked(n);
+}
+
+/*
+ * Called with the runqueue lock held and interrupts off.  A switch that
+ * concerns no session (the common case) returns here, after a bit test
+ * per side and a look at this CPU's map.
+ */
 static void dial9_probe_switch(void *data, bool preempt,
 			       struct task_struct *prev,
 			       struct task_struct *next,
 			       unsigned int prev_state)
 {
-	struct dial9_stack *stack = NULL;
-	struct dial9_rec_switch *rec;
-	struct dial9_session *s;
-	struct dial9_ring *r;
-	u64 now = 0, wait_ns = 0, prev_delay = 0, next_delay = 0;
-	u32 prev_count = 0, next_count = 0;
-	u16 flags = 0;
+	bool indexed = dial9_indexed(prev) || dial9_indexed(next);
 
-	list_for_each_entry_rcu(s, &dial9_sessions, node) {
-		bool own_prev, own_next, see_prev, see_next, waiting = false;
-
-		if (!(s->events & DIAL9_EV_SWITCH))
-			continue;
-		own_prev = dial9_match(s, prev);
-		own_next = dial9_match(s, next);
-		if (own_next && s->sampling)
-			dial9_sample_resume(s);
-		r = dial9_this_ring(s);
-		if (s->occupants && r)
-			waiting = dial9_occupants_switch(r, prev, next,
-							 own_prev, own_next);
-		if (!own_prev && !own_next && !waiting)
-			continue;
-		if (!now) {
-			u64 queued = dial9_queued_since(next);
-
-			if (preempt)
-				flags |= DIAL9_SWITCH_PREEMPT;
-			if (preempt || prev_state == TASK_RUNNING)
-				flags |= DIAL9_SWITCH_PREV_RUNNABLE;
-			if (queued) {
-				u64 t = local_clock();
-
-				wait_ns = t > queued ? t - queued : 0;
-				flags |= DIAL9_SWITCH_WAIT_VALID;
-			}
-			if (dial9_runq_totals(prev, &prev_delay, &prev_count) &&
-			    dial9_runq_totals(next, &next_delay, &next_count))
-				flags |= DIAL9_SWITCH_TOTALS;
-			now = ktime_get_mono_fast_ns();
-		}
-		if (!r)
-			continue;
-		if (s->occupants && s->privileged) {
-			if (!own_prev)
-				dial9_name_occupant(s, r, prev, now);
-			if (!own_next)
-				dial9_name_occupant(s, r, next, now);
-		}
-		rec = dial9_ring_reserve(r, DIAL9_REC_SWITCH, sizeof(*rec), now);
-		if (!rec)
-			continue;
-		/* A foreign side shows nothing: no ids, state, prio or wait. */
-		see_prev = own_prev || s->privileged;
-		see_next = own_next || s->privileged;
-		rec->hdr.flags = flags;
-		if (own_prev)
-			rec->hdr.flags |= DIAL9_SWITCH_PREV_TARGET;
-		if (own_next)
-			rec->hdr.flags |= DIAL9_SWITCH_NEXT_TARGET;
-		if (s->occupants)
-			rec->hdr.flags |= DIAL9_SWITCH_OCCUPANTS;
-		if (!see_prev)
-			rec->hdr.flags &= ~(DIAL9_SWITCH_PREEMPT |
-					    DIAL9_SWITCH_PREV_RUNNABLE);
-		if (!see_next)
-			rec->hdr.flags &= ~DIAL9_SWITCH_WAIT_VALID;
-		dial9_ids(s, prev, own_prev, &rec->prev_tid, &rec->prev_tgid);
-		dial9_ids(s, next, own_next, &rec->next_tid, &rec->next_tgid);
-		rec->prev_prio = see_prev ? prev->prio : 0;
-		rec->next_prio = see_next ? next->prio : 0;
-		rec->prev_state = see_prev && !preempt ?
-			__task_state_index(prev_state, prev->exit_state) : 0;
-		rec->reserved = 0;
-		rec->next_wait_ns = see_next ? wait_ns : 0;
-		rec->prev_run_delay_ns = see_prev ? prev_delay : 0;
-		rec->next_run_delay_ns = see_next ? next_delay : 0;
-		rec->prev_pcount = see_prev ? prev_count : 0;
-		rec->next_pcount = see_next ? next_count : 0;
-		dial9_commit(s, r);
-		/* Only a recorded task's own stack: never a foreign one. */
-		if (own_prev && s->stacks &&
-		    dial9_stack_get(&stack)->nr &&
-		    dial9_stack_put(r, stack, prev, now, 0))
-			dial9_commit(s, r);
-	}
+	if (!indexed && list_empty(&dial9_wide) && !dial9_occupied_here())
+		return;
+	dial9_switch_walk(preempt, prev, next, prev_state, indexed);
 }
 
 /*
@@ -273,61 +541,101 @@ static void dial9_waker_stack(struct dial9_session *s, struct dial9_ring *r,
 		dial9_commit(s, r);
 }
 
-static void dial9_wake(struct task_struct *p, u16 type, u32 event)
+/* What the records of one wake-up share. */
+struct dial9_wake_ctx {
+	struct task_struct *p;
+	struct task_struct *waker;
+	u16 type;		/* DIAL9_REC_WAKING, _WAKEUP, _WAKEUP_NEW */
+	u32 event;		/* its DIAL9_EV_* */
+	bool known;		/* flags and now are set */
+	u16 flags;
+	u64 now;
+};
+
+/* One session's part of a wake-up of w->p by w->waker. */
+static __always_inline void dial9_wake_one(struct dial9_session *s,
+					   struct dial9_wake_ctx *w)
 {
-	struct task_struct *waker = current;
+	struct task_struct *p = w->p, *waker = w->waker;
+	bool own_p, own_waker, name, count;
 	struct dial9_rec_wake *rec;
-	struct dial9_session *s;
 	struct dial9_ring *r;
 	unsigned long irqflags;
-	u16 flags = 0;
-	u64 now = 0;
 
-	list_for_each_entry_rcu(s, &dial9_sessions, node) {
-		bool own_p, own_waker, name, count;
-
-		/* A new task's name, asked for with or without its wake-up. */
-		name = type == DIAL9_REC_WAKEUP_NEW &&
-		       (s->events & DIAL9_EV_COMM);
-		/* Queued on its CPU, for DIAL9_CFG_OCCUPANTS. */
-		count = type != DIAL9_REC_WAKING && s->occupants;
-		if (!(s->events & event) && !name && !count)
-			continue;
-		own_p = dial9_match(s, p);
-		if (count && own_p)
-			dial9_occupants_woken(s, p);
-		if (name && own_p)
-			dial9_emit_comm(s, p, p->comm);
-		if (!(s->events & event))
-			continue;
-		own_waker = dial9_match(s, waker);
-		if (!own_p && !own_waker)
-			continue;
-		if (!now) {
-			/* In an interrupt, current is only who was interrupted. */
-			if (in_hardirq() || in_serving_softirq())
-				flags = DIAL9_WAKE_FROM_IRQ;
-			now = ktime_get_mono_fast_ns();
-		}
-		local_irq_save(irqflags);
-		r = dial9_this_ring(s);
-		rec = r ? dial9_ring_reserve(r, type, sizeof(*rec), now) : NULL;
-		if (rec) {
-			rec->hdr.flags = flags |
-				(own_p ? DIAL9_WAKE_TASK_TARGET : 0) |
-				(own_waker ? DIAL9_WAKE_WAKER_TARGET : 0);
-			dial9_ids(s, p, own_p, &rec->tid, &rec->tgid);
-			dial9_ids(s, waker, own_waker, &rec->waker_tid,
-				  &rec->waker_tgid);
-			rec->prio = (own_p || s->privileged) ? p->prio : 0;
-			rec->target_cpu = task_cpu(p);
-			dial9_commit(s, r);
-			if (type == DIAL9_REC_WAKING && s->stacks && own_p &&
-			    own_waker && !flags)
-				dial9_waker_stack(s, r, waker, now);
-		}
-		local_irq_restore(irqflags);
+	/* A new task's name, asked for with or without its wake-up. */
+	name = w->type == DIAL9_REC_WAKEUP_NEW && (s->events & DIAL9_EV_COMM);
+	/* Queued on its CPU, for DIAL9_CFG_OCCUPANTS. */
+	count = w->type != DIAL9_REC_WAKING && s->occupants;
+	if (!(s->events & w->event) && !name && !count)
+		return;
+	own_p = dial9_match(s, p);
+	if (count && own_p)
+		dial9_occupants_woken(s, p);
+	if (name && own_p)
+		dial9_emit_comm(s, p, p->comm);
+	if (!(s->events & w->event))
+		return;
+	own_waker = dial9_match(s, waker);
+	if (!own_p && !own_waker)
+		return;
+	if (!w->known) {
+		w->known = true;
+		/* In an interrupt, current is only who was interrupted. */
+		if (in_hardirq() || in_serving_softirq())
+			w->flags = DIAL9_WAKE_FROM_IRQ;
+		w->now = ktime_get_mono_fast_ns();
 	}
+	local_irq_save(irqflags);
+	r = dial9_this_ring(s);
+	rec = r ? dial9_ring_reserve(r, w->type, sizeof(*rec), w->now) : NULL;
+	if (rec) {
+		rec->hdr.flags = w->flags |
+			(own_p ? DIAL9_WAKE_TASK_TARGET : 0) |
+			(own_waker ? DIAL9_WAKE_WAKER_TARGET : 0);
+		dial9_ids(s, p, own_p, &rec->tid, &rec->tgid);
+		dial9_ids(s, waker, own_waker, &rec->waker_tid,
+			  &rec->waker_tgid);
+		rec->prio = (own_p || s->privileged) ? p->prio : 0;
+		/* Where a foreign task runs is not for an unprivileged one. */
+		rec->target_cpu = (own_p || s->privileged) ? task_cpu(p) :
+				  DIAL9_CPU_REDACTED;
+		dial9_commit(s, r);
+		if (w->type == DIAL9_REC_WAKING && s->stacks && own_p &&
+		    own_waker && !w->flags)
+			dial9_waker_stack(s, r, waker, w->now);
+	}
+	local_irq_restore(irqflags);
+}
+
+static noinline void dial9_wake_walk(struct task_struct *p, u16 type,
+				     u32 event, bool indexed)
+{
+	struct dial9_wake_ctx w = {
+		.p = p, .waker = current, .type = type, .event = event,
+	};
+	struct dial9_session *s;
+	unsigned long n = 0;
+
+	list_for_each_entry_rcu(s, &dial9_wide, node) {
+		dial9_wake_one(s, &w);
+		n++;
+	}
+	if (indexed) {
+		list_for_each_entry_rcu(s, &dial9_sessions, node) {
+			dial9_wake_one(s, &w);
+			n++;
+		}
+	}
+	dial9_walked(n);
+}
+
+/* Every part needs the woken task or the waker recorded. */
+static void dial9_wake(struct task_struct *p, u16 type, u32 event)
+{
+	bool indexed = dial9_indexed(p) || dial9_indexed(current);
+
+	if (indexed || !list_empty(&dial9_wide))
+		dial9_wake_walk(p, type, event, indexed);
 }
 
 static void dial9_probe_waking(void *data, struct task_struct *p)
@@ -345,78 +653,104 @@ static void dial9_probe_wakeup_new(void *data, struct task_struct *p)
 	dial9_wake(p, DIAL9_REC_WAKEUP_NEW, DIAL9_EV_WAKEUP_NEW);
 }
 
-static void dial9_probe_migrate(void *data, struct task_struct *p,
-				int dest_cpu)
+static void dial9_migrate_one(struct dial9_session *s, struct task_struct *p,
+			      int dest_cpu)
 {
 	struct dial9_rec_migrate *rec;
-	struct dial9_session *s;
 	struct dial9_ring *r;
 	unsigned long flags;
 
-	list_for_each_entry_rcu(s, &dial9_sessions, node) {
-		if (!(s->events & DIAL9_EV_MIGRATE) && !s->occupants)
-			continue;
-		if (!dial9_match(s, p))
-			continue;
-		/*
-		 * DIAL9_CFG_OCCUPANTS: the balancer moves a queued task (a
-		 * wake-up's move has it off the runqueue: counted where it
-		 * lands, by dial9_occupants_woken()).
-		 */
-		if (s->occupants && dial9_task_queued(p) &&
-		    task_cpu(p) != dest_cpu) {
-			r = s->rings[task_cpu(p)];
-			if (r)
-				atomic_dec_if_positive(&r->queued);
-			r = s->rings[dest_cpu];
-			if (r)
-				atomic_inc(&r->queued);
-		}
-		if (!(s->events & DIAL9_EV_MIGRATE))
-			continue;
-		local_irq_save(flags);
-		r = dial9_this_ring(s);
-		rec = r ? dial9_ring_reserve(r, DIAL9_REC_MIGRATE, sizeof(*rec),
-					     ktime_get_mono_fast_ns()) : NULL;
-		if (rec) {
-			rec->tid = p->pid;
-			rec->tgid = p->tgid;
-			rec->orig_cpu = task_cpu(p);
-			rec->dest_cpu = dest_cpu;
-			dial9_commit(s, r);
-		}
-		local_irq_restore(flags);
+	if (!(s->events & DIAL9_EV_MIGRATE) && !s->occupants)
+		return;
+	if (!dial9_match(s, p))
+		return;
+	/*
+	 * DIAL9_CFG_OCCUPANTS: the balancer moves a queued task (a wake-up's
+	 * move has it off the runqueue: counted where it lands, by
+	 * dial9_occupants_woken()).
+	 */
+	if (s->occupants && dial9_task_queued(p) && task_cpu(p) != dest_cpu) {
+		r = s->rings[task_cpu(p)];
+		if (r)
+			dial9_queued_dec(s, r);
+		r = s->rings[dest_cpu];
+		if (r)
+			dial9_queued_inc(s, r);
 	}
+	if (!(s->events & DIAL9_EV_MIGRATE))
+		return;
+	local_irq_save(flags);
+	r = dial9_this_ring(s);
+	rec = r ? dial9_ring_reserve(r, DIAL9_REC_MIGRATE, sizeof(*rec),
+				     ktime_get_mono_fast_ns()) : NULL;
+	if (rec) {
+		rec->tid = p->pid;
+		rec->tgid = p->tgid;
+		rec->orig_cpu = task_cpu(p);
+		rec->dest_cpu = dest_cpu;
+		dial9_commit(s, r);
+	}
+	local_irq_restore(flags);
+}
+
+static void dial9_probe_migrate(void *data, struct task_struct *p,
+				int dest_cpu)
+{
+	struct dial9_session *s;
+	unsigned long n = 0;
+
+	list_for_each_entry_rcu(s, &dial9_wide, node) {
+		dial9_migrate_one(s, p, dest_cpu);
+		n++;
+	}
+	if (dial9_indexed(p)) {
+		list_for_each_entry_rcu(s, &dial9_sessions, node) {
+			dial9_migrate_one(s, p, dest_cpu);
+			n++;
+		}
+	}
+	dial9_walked(n);
+}
+
+static void dial9_exit_one(struct dial9_session *s, struct task_struct *p,
+			   bool group_dead)
+{
+	struct dial9_rec_exit *rec;
+	struct dial9_ring *r;
+	unsigned long flags;
+
+	if (!(s->events & DIAL9_EV_EXIT) || !dial9_match(s, p))
+		return;
+	local_irq_save(flags);
+	r = dial9_this_ring(s);
+	rec = r ? dial9_ring_reserve(r, DIAL9_REC_EXIT, sizeof(*rec),
+				     ktime_get_mono_fast_ns()) : NULL;
+	if (rec) {
+		rec->hdr.flags = group_dead ? DIAL9_EXIT_GROUP_DEAD : 0;
+		rec->tid = p->pid;
+		rec->tgid = p->tgid;
+		dial9_commit(s, r);
+	}
+	local_irq_restore(flags);
 }
 
 static void dial9_probe_exit(void *data, struct task_struct *p)
 {
 	bool group_dead = !atomic_read(&p->signal->live);
-	struct dial9_rec_exit *rec;
 	struct dial9_session *s;
-	struct dial9_ring *r;
-	unsigned long flags;
+	unsigned long n = 0;
 
-	list_for_each_entry_rcu(s, &dial9_sessions, node) {
-		if (!dial9_match(s, p))
-			continue;
-		if (s->events & DIAL9_EV_EXIT) {
-			local_irq_save(flags);
-			r = dial9_this_ring(s);
-			rec = r ? dial9_ring_reserve(r, DIAL9_REC_EXIT,
-						     sizeof(*rec),
-						     ktime_get_mono_fast_ns()) :
-				  NULL;
-			if (rec) {
-				rec->hdr.flags = group_dead ?
-					DIAL9_EXIT_GROUP_DEAD : 0;
-				rec->tid = p->pid;
-				rec->tgid = p->tgid;
-				dial9_commit(s, r);
-			}
-			local_irq_restore(flags);
+	list_for_each_entry_rcu(s, &dial9_wide, node) {
+		dial9_exit_one(s, p, group_dead);
+		n++;
+	}
+	if (dial9_indexed(p)) {
+		list_for_each_entry_rcu(s, &dial9_sessions, node) {
+			dial9_exit_one(s, p, group_dead);
+			n++;
 		}
 	}
+	dial9_walked(n);
 }
 
 /*
@@ -427,12 +761,15 @@ static void dial9_probe_exit(void *data, struct task_struct *p)
 static void dial9_probe_free(void *data, struct task_struct *p)
 {
 	struct dial9_session *s;
+	unsigned long n = 0;
 
-	if (p->pid != p->tgid)
+	if (p->pid != p->tgid || !dial9_indexed(p))
 		return;
-	list_for_each_entry_rcu(s, &dial9_sessions, node)
-		if (!s->system_wide)
-			dial9_target_forget(s, p->tgid, p->start_time, false);
+	list_for_each_entry_rcu(s, &dial9_sessions, node) {
+		dial9_target_forget(s, p->tgid, p->start_time, false);
+		n++;
+	}
+	dial9_walked(n);
 }
 
 /*
@@ -465,19 +802,21 @@ static void dial9_probe_fork(void *data, struct task_struct *parent,
 			     struct task_struct *child)
 {
 	struct dial9_session *s;
+	unsigned long n = 0;
 	int flags;
 
-	if (child->pid != child->tgid)	/* a new thread, not a process */
+	/* A new process (not a thread) of a parent that a table may hold. */
+	if (child->pid != child->tgid || !dial9_indexed(parent))
 		return;
 	list_for_each_entry_rcu(s, &dial9_sessions, node) {
-		if (s->system_wide)
-			continue;
+		n++;
 		flags = dial9_target_flags(s, parent);
 		if (flags < 0 || !(flags & DIAL9_TARGET_CHILDREN))
 			continue;
 		if (dial9_target_add(s, child, DIAL9_TARGET_CHILDREN))
 			dial9_emit_unfollowed(s, parent, child, 0);
 	}
+	dial9_walked(n);
 }
 
 /* @s stops following @p's process after an exec, and says so. */
@@ -498,25 +837,39 @@ static void dial9_probe_exec(void *data, struct task_struct *p,
 			     pid_t old_pid, struct linux_binprm *bprm)
 {
 	struct dial9_session *s;
+	unsigned long n = 0;
 
-	if (!bprm->secureexec)
+	if (!bprm->secureexec || !dial9_indexed(p))
 		return;
 	list_for_each_entry_rcu(s, &dial9_sessions, node) {
-		if (s->privileged || s->system_wide ||
-		    dial9_target_flags(s, p) < 0)
+		n++;
+		if (s->privileged || dial9_target_flags(s, p) < 0)
 			continue;
 		dial9_unfollow(s, p);
 	}
+	dial9_walked(n);
 }
 
 static void dial9_probe_rename(void *data, struct task_struct *task,
 			       const char *comm)
 {
 	struct dial9_session *s;
+	unsigned long n = 0;
 
-	list_for_each_entry_rcu(s, &dial9_sessions, node)
+	list_for_each_entry_rcu(s, &dial9_wide, node) {
 		if ((s->events & DIAL9_EV_COMM) && dial9_match(s, task))
 			dial9_emit_comm(s, task, comm);
+		n++;
+	}
+	if (dial9_indexed(task)) {
+		list_for_each_entry_rcu(s, &dial9_sessions, node) {
+			if ((s->events & DIAL9_EV_COMM) &&
+			    dial9_match(s, task))
+				dial9_emit_comm(s, task, comm);
+			n++;
+		}
+	}
+	dial9_walked(n);
 }
 
 /*
@@ -674,16 +1027,21 @@ static int dial9_probes_register(u32 events)
 }
 
 /*
- * The tracepoints @s needs: its events' and, with DIAL9_CFG_OCCUPANTS, the
- * wake-ups and migrations that keep its counts of queued tasks.
+ * The tracepoints @s needs: its events'; with DIAL9_CFG_OCCUPANTS, the
+ * wake-ups and migrations that keep its counts of queued tasks; with
+ * sample_hz, the switches that resume its parked timers.
  */
 static u32 dial9_session_tps(const struct dial9_session *s)
 {
 	return s->events | (s->occupants ? DIAL9_EV_WAKEUP |
-			    DIAL9_EV_WAKEUP_NEW | DIAL9_EV_MIGRATE : 0);
+			    DIAL9_EV_WAKEUP_NEW | DIAL9_EV_MIGRATE : 0) |
+	       (s->sample_hz ? DIAL9_EV_SWITCH : 0);
 }
 
-/* Counts and names start afresh at each enable: no probe sees @s yet. */
+/*
+ * Names start afresh at each enable: no probe sees @s yet.  The counts of
+ * queued tasks are zero: from the allocation, or dial9_occupants_drop().
+ */
 static void dial9_occupants_reset(struct dial9_session *s)
 {
 	struct dial9_ring *r;
@@ -693,10 +1051,52 @@ static void dial9_occupants_reset(struct dial9_session *s)
 		r = s->rings[cpu];
 		if (!r)
 			continue;
-		atomic_set(&r->queued, 0);
 		memset(r->named, 0, sizeof(r->named));
 		r->named_next = 0;
 	}
+}
+
+/*
+ * At enable, before the probes find @s: a slot of the CPUs' maps for a
+ * DIAL9_CFG_OCCUPANTS session of dial9_sessions, if one is free (or -1:
+ * the overflow sum).  Caller holds dial9_reg_lock.
+ */
+static void dial9_occupants_slot(struct dial9_session *s)
+{
+	unsigned int slot;
+
+	s->occ_slot = -1;
+	if (!s->occupants || s->system_wide)
+		return;
+	slot = find_first_zero_bit(dial9_occ_used, DIAL9_OCC_SLOTS);
+	if (slot >= min_t(unsigned int, READ_ONCE(occupant_slots),
+			  DIAL9_OCC_SLOTS))
+		return;
+	__set_bit(slot, dial9_occ_used);
+	s->occ_slot = slot;
+	rcu_assign_pointer(dial9_occ_sessions[slot], s);
+}
+
+/*
+ * At disable, once no probe sees @s: its counts leave the CPUs' sums and
+ * maps, and its slot is free again (with no bit of it set anywhere).
+ * Caller holds dial9_reg_lock.
+ */
+static void dial9_occupants_drop(struct dial9_session *s)
+{
+	struct dial9_ring *r;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		r = s->rings[cpu];
+		if (r && s->occupants)
+			dial9_queued_clear(s, r);
+		if (s->occ_slot >= 0)
+			clear_bit(s->occ_slot, dial9_occ_bits(cpu));
+	}
+	if (s->occ_slot >= 0)
+		__clear_bit(s->occ_slot, dial9_occ_used);
+	s->occ_slot = -1;
 }
 
 /* Start recording: the rings exist.  Caller holds s->lock. */
@@ -716,7 +1116,8 @@ int dial9_session_enable(struct dial9_session *s)
 		goto out_unlock;
 	}
 	dial9_nr_enabled++;
-	list_add_rcu(&s->node, &dial9_sessions);
+	dial9_occupants_slot(s);
+	list_add_rcu(&s->node, s->system_wide ? &dial9_wide : &dial9_sessions);
 	s->enabled = true;
 out_unlock:
 	mutex_unlock(&dial9_reg_lock);
@@ -735,12 +1136,15 @@ void dial9_session_disable(struct dial9_session *s)
 		return;
 	mutex_lock(&dial9_reg_lock);
 	list_del_rcu(&s->node);
+	if (s->occ_slot >= 0)
+		RCU_INIT_POINTER(dial9_occ_sessions[s->occ_slot], NULL);
 	s->enabled = false;
 	if (!--dial9_nr_enabled)
 		mod_delayed_work(system_wq, &dial9_detach_work,
 				 DIAL9_DETACH_DELAY);
 	/* A probe that found the session is done with it after this. */
 	synchronize_rcu();
+	dial9_occupants_drop(s);
 	mutex_unlock(&dial9_reg_lock);
 	irq_work_sync(&s->wakeup);
 }

@@ -28,10 +28,14 @@
  * from its first start, not a full period after the switch, so a task
  * that runs in bursts shorter than the period is sampled as often as with
  * a timer that never stopped, and the only cost of parking is one firing
- * per stretch of time without a recorded task.  Parking needs switch
- * events; a session without them keeps its timers running.  A task that
- * becomes recorded while it runs (ADD_TARGET) has no switch-in to resume
- * the timer: ADD_TARGET resumes every parked one (dial9_sample_kick()).
+ * per stretch of time without a recorded task.  A session that samples
+ * without switch events has the switch tracepoint attached all the same,
+ * for this alone (probes.c: dial9_switch_one()), so its timers park too:
+ * sessions that sample an idle task cost the machine nothing between
+ * its runs, whatever their events.  A task that becomes recorded while
+ * it runs (ADD_TARGET, or a thread no longer ignored) has no switch-in
+ * to resume the timer: the ioctl resumes every parked one
+ * (dial9_sample_kick()).
  */
 #include <linux/hrtimer.h>
 #include <linux/cpuhotplug.h>
@@ -82,8 +86,6 @@ static enum hrtimer_restart dial9_sample_fn(struct hrtimer *t)
 		sp->unreported += n - 1;
 	}
 	if (!p->pid || !dial9_match(s, p)) {
-		if (!(s->events & DIAL9_EV_SWITCH))
-			return HRTIMER_RESTART;
 		sp->state = DIAL9_SAMPLER_PARKED;	/* keeps its expiry */
 		return HRTIMER_NORESTART;
 	}

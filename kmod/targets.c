@@ -15,12 +15,17 @@
  * (sched_process_free, from RCU after the leader was reaped): by then every
  * thread of it has made its last switch, which sched_process_exit is too
  * early for (an exiting task is still scheduled for a while after it).
+ *
+ * Besides each session's table, the module keeps one index of the tgids
+ * in all of them (dial9_index_*), which the probes test before they walk
+ * the sessions at all: see below.
  */
 #include <linux/auxvec.h>
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/hash.h>
 #include <linux/mm.h>
+#include <linux/random.h>
 #include <linux/rcupdate.h>
 #include <linux/string.h>
 #include <linux/sched.h>
@@ -51,6 +56,62 @@ struct dial9_targets {
 
 static_assert(sizeof(struct dial9_targets) % PAGE_SIZE == 0);
 
+/*
+ * The index of followed processes, for the whole module: a count per
+ * bucket of a hash of the tgid of the entries of every session's table
+ * (enabled or not), and a bit per bucket, set while its count is not
+ * zero, that the probes test (dial9_indexed()).  A task whose bit is
+ * clear is in no session's table, so no session but a system-wide one
+ * can record it, and a probe for it returns without visiting any other
+ * session: what a switch of a task that nobody records costs does not
+ * grow with the number of sessions, whoever opened them.
+ *
+ * A set bit only means the walk happens (a tgid sharing a bucket with a
+ * followed one, a stale entry of a dead process whose tgid was reused,
+ * a disabled session's entries); a clear bit must never hide an entry.
+ * So a bucket is counted before its entry is published (both under the
+ * session's targets_lock, the entry with a store-release that orders it
+ * after the bit) and uncounted after the entry is gone; a session's last
+ * entries are uncounted when it is released (dial9_targets_free()).  The
+ * counts and bits change under dial9_index_lock, taken inside a
+ * session's targets_lock, so that a bucket's bit and count agree.  The
+ * hash is keyed with a random seed at load, so that which tgids share a
+ * bucket with another user's process is not known to a user who would
+ * make its walks happen on purpose.
+ */
+unsigned long dial9_index_bits[BITS_TO_LONGS(DIAL9_INDEX_SIZE)];
+u32 dial9_index_seed __ro_after_init;
+static u32 dial9_index_count[DIAL9_INDEX_SIZE];
+static DEFINE_SPINLOCK(dial9_index_lock);
+
+/* Module load, before any session exists. */
+void dial9_index_init(void)
+{
+	dial9_index_seed = get_random_u32();
+}
+
+/* One more entry of @tgid in a table.  Caller holds its targets_lock. */
+static void dial9_index_add(pid_t tgid)
+{
+	u32 b = dial9_index_slot(tgid);
+
+	spin_lock(&dial9_index_lock);
+	if (!dial9_index_count[b]++)
+		set_bit(b, dial9_index_bits);
+	spin_unlock(&dial9_index_lock);
+}
+
+/* One entry of @tgid fewer (it is gone).  Caller holds its targets_lock. */
+static void dial9_index_del(pid_t tgid)
+{
+	u32 b = dial9_index_slot(tgid);
+
+	spin_lock(&dial9_index_lock);
+	if (!WARN_ON_ONCE(!dial9_index_count[b]) && !--dial9_index_count[b])
+		clear_bit(b, dial9_index_bits);
+	spin_unlock(&dial9_index_lock);
+}
+
 /* What a session's table takes. */
 size_t dial9_targets_bytes(void)
 {
@@ -69,8 +130,31 @@ int dial9_targets_init(struct dial9_session *s)
 	return s->targets ? 0 : -ENOMEM;
 }
 
-void dial9_targets_free(struct dial9_targets *t)
+/*
+ * Free the table of @s, once no probe can reach it (the session is
+ * disabled, or was never enabled): its entries leave the index.
+ */
+void dial9_targets_free(struct dial9_session *s)
 {
+	struct dial9_targets *t = s->targets;
+	unsigned long irqflags;
+	u32 slot, left;
+
+	if (!t)
+		return;
+	spin_lock_irqsave(&s->targets_lock, irqflags);
+	left = s->targets_live;
+	for (slot = 0; slot < DIAL9_TGT_SLOTS && left; slot++) {
+		u64 e = t->key[slot];
+
+		if (!e || e == DIAL9_TGT_TOMB)
+			continue;
+		dial9_index_del(DIAL9_TGT_TGID(e));
+		left--;
+	}
+	WRITE_ONCE(s->targets_live, 0);
+	spin_unlock_irqrestore(&s->targets_lock, irqflags);
+	s->targets = NULL;
 	vfree(t);
 }
 
@@ -228,6 +312,8 @@ int dial9_target_add(struct dial9_session *s, const struct task_struct *p,
 		goto out_unlock;
 	}
 	if (free_slot >= 0 && s->targets_live < DIAL9_MAX_TARGETS) {
+		/* In the index before a probe can find the entry. */
+		dial9_index_add(tgid);
 		WRITE_ONCE(t->start[free_slot], start);
 		/* Release: pairs with the acquire in dial9_tgt_slot(). */
 		smp_store_release(&t->key[free_slot], e);
@@ -263,6 +349,8 @@ void dial9_target_forget(struct dial9_session *s, pid_t tgid, u64 start,
 			break;
 		WRITE_ONCE(t->key[slot], DIAL9_TGT_TOMB);
 		WRITE_ONCE(s->targets_live, s->targets_live - 1);
+		/* Out of the index once no probe can find the entry. */
+		dial9_index_del(tgid);
 		/* Tombstones that end a chain become free again. */
 		for (j = slot; !t->key[(j + 1) & DIAL9_TGT_MASK] &&
 		     t->key[j] == DIAL9_TGT_TOMB; j = (j - 1) & DIAL9_TGT_MASK)

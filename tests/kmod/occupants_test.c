@@ -234,6 +234,43 @@ TEST(privileged_gets_named_occupants_only_while_it_waits)
 	d9_recs_free(&run.recs);
 }
 
+/*
+ * The same for a session that gets no slot of the module's per-CPU maps
+ * of sessions with a task waiting (occupant_slots 0, as past 512 such
+ * sessions): its switches come from the walk of every session while
+ * one of its tasks waits.
+ */
+TEST(occupants_without_a_slot)
+{
+	static const char param[] =
+		"/sys/module/dial9/parameters/occupant_slots";
+	char old[32] = "";
+	struct counts c;
+	struct run run;
+	FILE *f = fopen(param, "r");
+	int ret;
+
+	ASSERT_NE(NULL, f) TH_LOG("no %s", param);
+	ASSERT_NE(NULL, fgets(old, sizeof(old), f));
+	fclose(f);
+	ASSERT_EQ(0, d9_write_file(param, "0"));
+	ret = record(&run, DIAL9_CFG_OCCUPANTS, false);
+	EXPECT_EQ(0, d9_write_file(param, old));
+	ASSERT_EQ(0, ret);
+	count(&run, true, &c);
+	TH_LOG("foreign %d outside %d in_sleep %d named %d/%d unnamed %d",
+	       c.foreign, c.outside, c.in_sleep, c.named_a, c.named_b,
+	       c.unnamed);
+	EXPECT_LE(2, c.foreign);
+	EXPECT_EQ(0, c.outside);
+	EXPECT_EQ(0, c.in_sleep);
+	EXPECT_LE(1, c.seen_a);
+	EXPECT_LE(1, c.seen_b);
+	EXPECT_EQ(0, c.unnamed);
+	EXPECT_EQ(0, c.redacted);
+	d9_recs_free(&run.recs);
+}
+
 TEST(unprivileged_gets_redacted_occupants)
 {
 	struct counts c;

@@ -163,6 +163,94 @@ TEST(unprivileged_sees_foreign_tasks_redacted)
 	d9_close(&d);
 }
 
+struct wake_cpus {
+	int foreign;		/* WAKING records of the peer, woken by us */
+	int foreign_want;	/* of them, with the target_cpu expected */
+	int own;		/* WAKING records of our thread */
+	int own_bad;		/* of them, with no real CPU */
+};
+
+/*
+ * Record ourselves waking a peer (root: a foreign process when we are
+ * not) @rounds times, and it waking us; count the peer's WAKING records
+ * (ours are its waker), and those whose target_cpu is @want.
+ */
+static int record_wake_cpus(struct peer *peer, int rounds, uint32_t want,
+			    struct wake_cpus *w)
+{
+	struct d9_recs recs = { 0 };
+	uint32_t me = getpid();
+	struct d9 d;
+	int ret;
+
+	memset(w, 0, sizeof(*w));
+	ret = d9_open(&d);
+	if (!ret)
+		ret = d9_map(&d);
+	if (!ret)
+		ret = d9_enable(&d);
+	if (!ret)
+		ret = peer_bounce(peer, rounds);
+	if (!ret)
+		ret = d9_disable(&d);
+	if (!ret && d9_drain(&d, &recs) < 0)
+		ret = -EPROTO;
+	d9_close(&d);
+	d9_for_each(r, &recs) {
+		const struct dial9_rec_wake *wk = (const void *)r;
+
+		if (r->type != DIAL9_REC_WAKING)
+			continue;
+		if (r->flags & DIAL9_WAKE_TASK_TARGET) {
+			w->own += wk->tgid == me;
+			w->own_bad += wk->tgid == me &&
+				      wk->target_cpu >= (uint32_t)d.ncpu;
+		} else if (wk->waker_tgid == me &&
+			   !(r->flags & DIAL9_WAKE_FROM_IRQ)) {
+			w->foreign++;
+			w->foreign_want += wk->target_cpu == want;
+		}
+	}
+	d9_recs_free(&recs);
+	return ret;
+}
+
+/*
+ * The CPU a foreign task is woken onto is not for an unprivileged
+ * session (DIAL9_CPU_REDACTED, as its ids are redacted); a privileged
+ * one sees it, and both see their own tasks' CPUs.
+ */
+TEST(foreign_target_cpu_is_redacted)
+{
+	struct wake_cpus priv, unpriv;
+	struct peer peer;
+	int peer_cpu;
+	struct d9 d;
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root");
+	ASSERT_EQ(0, d9_open(&d));
+	peer_cpu = d.ncpu > 1 ? 1 : 0;
+	d9_close(&d);
+	ASSERT_EQ(0, d9_pin(0));
+	ASSERT_EQ(0, peer_start(&peer, peer_cpu, 100, 0));	/* stays root */
+	ASSERT_EQ(0, record_wake_cpus(&peer, 50, peer_cpu, &priv));
+	ASSERT_EQ(0, drop_privileges());
+	ASSERT_EQ(0, record_wake_cpus(&peer, 50, DIAL9_CPU_REDACTED, &unpriv));
+	ASSERT_EQ(0, peer_wait(&peer));
+	TH_LOG("privileged: %d/%d wake-ups of the peer on CPU %d, %d own; unprivileged: %d/%d redacted, %d own",
+	       priv.foreign_want, priv.foreign, peer_cpu, priv.own,
+	       unpriv.foreign_want, unpriv.foreign, unpriv.own);
+	EXPECT_LE(25, priv.foreign);
+	EXPECT_EQ(priv.foreign, priv.foreign_want);
+	EXPECT_LE(25, unpriv.foreign);
+	EXPECT_EQ(unpriv.foreign, unpriv.foreign_want);
+	EXPECT_LE(25, priv.own);
+	EXPECT_LE(25, unpriv.own);
+	EXPECT_EQ(0, priv.own_bad);
+	EXPECT_EQ(0, unpriv.own_bad);
+}
+
 /* With CAP_PERFMON another process can be added, and its children. */
 TEST(privileged_records_targets_and_children)
 {

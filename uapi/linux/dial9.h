@@ -361,8 +361,17 @@ struct dial9_rec_wake {
 	__u32 waker_tid;	/* the task running when the wake-up happened */
 	__u32 waker_tgid;
 	__s32 prio;
-	__u32 target_cpu;	/* the CPU the woken task will run on */
+	/* the CPU the woken task will run on, or DIAL9_CPU_REDACTED */
+	__u32 target_cpu;
 };
+
+/*
+ * A CPU that the session may not see: the target_cpu of a foreign task
+ * (one the session does not record, woken by one it does) in a session
+ * without CAP_PERFMON, as its ids are DIAL9_TID_REDACTED and its prio 0.
+ * Modules before this value wrote the real CPU there.
+ */
+#define DIAL9_CPU_REDACTED	0xffffffffU
 
 struct dial9_rec_migrate {
 	struct dial9_rec_header hdr;
@@ -464,8 +473,11 @@ struct dial9_rec_stack {
 
 /*
  * With sample_hz: a per-CPU timer fires sample_hz times a second on each
- * online CPU while the session is enabled, and if the task it interrupts
- * is a recorded one (never a foreign task), writes a SAMPLE record of it:
+ * online CPU while the session is enabled and a recorded task runs there
+ * (it stops at its first firing without one, and resumes when one is
+ * switched in, whether or not the session asks for SWITCH records), and
+ * if the task it interrupts is a recorded one (never a foreign task),
+ * writes a SAMPLE record of it:
  * the layout of struct dial9_rec_stack, with its user stack at that
  * moment.  If the task was running user code, ips[0] is the interrupted
  * instruction and the walk starts from the interrupted registers; if it
