@@ -48,7 +48,7 @@ TEST_TARGETS := test-kmod test-stock test-dkms check \
 	test-kmod-6.12 test-stock-6.12 test-dkms-6.12 check-6.12 test-packages
 
 .PHONY: all deps module examples test test-kmod test-stock test-dkms check demo clean fuzz-kmod \
-	bench-sched bench-stacks bench-occupants bench-profile bench-product \
+	bench-sched bench-stacks bench-occupants bench-profile bench-probe bench-product \
 	bench-e2e-vm
 
 all: module examples
@@ -317,6 +317,12 @@ $(BUILD)/bench/dial9-spin: bench/kmod/spin.c tests/kmod/hot_chain.h \
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -fno-omit-frame-pointer -Ilib/include -pthread \
 		-o $@ $< $(LIB_A) $(LIB_LDLIBS)
+
+# The probes' cost for a task nobody records, beside 1 and beside 2,001
+# sessions of other users, in one -icount boot (bench/kmod/probe_cost.sh;
+# PROBE_ARGS: USERS SESSIONS ROUNDS REPS [occupants|busy]).
+bench-probe: deps module $(BUILD)/tests/vm/exit
+	@bench/kmod/probe_cost.sh --module $(KO) --kernel $(CACHE)/vmlinuz-$(KVER) $(PROBE_ARGS)
 
 bench-profile: deps module $(BUILD)/tests/vm/exit $(BUILD)/bench/dial9-spin
 	@set -o pipefail; DIAL9_VM_TIMEOUT=1500 tests/vm/run.sh \

@@ -383,13 +383,13 @@ static __always_inline void dial9_switch_one(struct dial9_session *s,
 	struct dial9_ring *r;
 
 	if (!(s->events & DIAL9_EV_SWITCH)) {
-		if (s->sampling && dial9_match(s, next))
+		if (READ_ONCE(s->sampling) && dial9_match(s, next))
 			dial9_sample_resume(s);
 		return;
 	}
 	own_prev = dial9_match(s, prev);
 	own_next = dial9_match(s, next);
-	if (own_next && s->sampling)
+	if (own_next && READ_ONCE(s->sampling))
 		dial9_sample_resume(s);
 	r = dial9_this_ring(s);
 	if (s->occupants && r)

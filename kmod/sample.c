@@ -239,9 +239,18 @@ int dial9_sample_start(struct dial9_session *s)
 			sp->period = ns_to_ktime(NSEC_PER_SEC / s->sample_hz);
 		}
 	}
+	/*
+	 * Sampling before the timers start: adding the instance runs each
+	 * CPU's startup callback from its hotplug thread, so the caller is
+	 * switched out meanwhile, and a timer that fires then finds another
+	 * task current and parks.  The caller's switch-in must find
+	 * s->sampling set to resume it, or a task that then only spins is
+	 * never sampled.
+	 */
+	WRITE_ONCE(s->sampling, true);
 	ret = cpuhp_state_add_instance(dial9_cpuhp, &s->cpuhp_node);
-	if (!ret)
-		s->sampling = true;
+	if (ret)
+		WRITE_ONCE(s->sampling, false);
 	return ret;
 }
 
@@ -251,7 +260,7 @@ void dial9_sample_stop(struct dial9_session *s)
 	if (!s->sampling)
 		return;
 	cpuhp_state_remove_instance(dial9_cpuhp, &s->cpuhp_node);
-	s->sampling = false;
+	WRITE_ONCE(s->sampling, false);
 }
 
 /* The periods the timer of @cpu skipped (GET_STATS). */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A benchmark, not a test (tests/kmod/probe_cost.sh runs it in the VM
+ * A benchmark, not a test (bench/kmod/probe_cost.sh, make bench-probe, runs it in the VM
  * under -icount): what the probes cost a ping-pong that no session
  * records, beside one session of another user and beside many.
  *

@@ -1,12 +1,12 @@
 #!/bin/bash
-# The probe-cost benchmark (tests/kmod/probe_cost.c; not part of make
+# The probe-cost benchmark (bench/kmod/probe_cost.c; not part of make
 # test): a root ping-pong that no session records, beside 1 session of
 # another user and beside USERS x SESSIONS more, in one boot of the VM
 # under -icount with one vCPU (guest time = instructions executed, so the
 # ratio of the two is meaningful; ../shared/NOTES-VM.md).  Run from the
 # top of the tree, after make (the module) and make deps:
 #
-#   tests/kmod/probe_cost.sh [--module KO] [--kernel VMLINUZ] \
+#   make bench-probe, or bench/kmod/probe_cost.sh [--module KO] [--kernel VMLINUZ] \
 #       [USERS [SESSIONS [ROUNDS [REPS [occupants|busy]]]]]
 #
 # Defaults: 40 users x 50 sessions (2,001 sessions in all), 2,000 round
@@ -29,7 +29,7 @@ out=build/bench-probe-cost
 mkdir -p "$out"
 bin=$out/dial9-probe-cost
 cc -std=gnu11 -O2 -Wall -Wextra -Werror -Iuapi -Itests/kmod -static -pthread \
-	-o "$bin" tests/kmod/probe_cost.c
+	-o "$bin" bench/kmod/probe_cost.c
 make -s build/tests/vm/exit
 set -o pipefail
 DIAL9_VM_TIMEOUT=${DIAL9_VM_TIMEOUT:-1500} tests/vm/run.sh --kernel "$kernel" \
