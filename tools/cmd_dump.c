@@ -28,7 +28,8 @@ struct sync {
 };
 
 /* Whether field @i is a scheduler id the trace does not know (a task
- * not named: tid 4294967295, and the pid beside it): null, not a number. */
+ * not named: tid 4294967295, and the pid beside it; a CPU redacted, as
+ * another user's woken task's target_cpu): null, not a number. */
 static bool unknown_id(const struct dial9_record *r, uint32_t i)
 {
 	const struct dial9_schema *s = r->schema;
@@ -39,8 +40,8 @@ static bool unknown_id(const struct dial9_record *r, uint32_t i)
 	if (strncmp(s->name, "sched.", 6) || r->values[i].type != DIAL9_U64 ||
 	    n < 3 || n >= sizeof(tid))
 		return false;
-	if (!strcmp(name + n - 3, "tid"))
-		return r->values[i].u64 == UINT32_MAX;
+	if (!strcmp(name + n - 3, "tid") || !strcmp(name + n - 3, "cpu"))
+		return r->values[i].u64 == UINT32_MAX;	/* also a redacted CPU */
 	if (strcmp(name + n - 3, "pid"))
 		return false;
 	memcpy(tid, name, n + 1);
