@@ -179,7 +179,7 @@ struct dial9_config {
 	const char *host_name;
 	/* The SCHED_FIFO priority (1-99) the thread that copies the
 	 * kernel's scheduler records out of its rings takes while it falls
-	 * behind (a ring over half full), so that it keeps up when the
+	 * behind (a ring past its watermark), so that it keeps up when the
 	 * machine is overloaded, for at most 10% of a CPU; otherwise it
 	 * runs at the process's own policy.  Default 1; 0: never.  Where
 	 * the process may not (no CAP_SYS_NICE, RLIMIT_RTPRIO below it) the

@@ -6,8 +6,9 @@
  * passes its watermark, and beside a CPU hog that is most of what the
  * workload waits for.  So it runs at the process's own policy, and takes
  * SCHED_FIFO (the configured priority) only while it falls behind: when
- * a ring it reads is more than half full, or it had to leave records in
- * one for want of room.  Under overload a reader at the workload's
+ * a ring it reads is past its watermark (a quarter full: the records
+ * come faster than the flush thread's kicks, at most ten a second, take
+ * them), or it had to leave records in one for want of room.  Under overload a reader at the workload's
  * priority gets the CPU too rarely to empty the rings before they fill
  * (64 ping-pong pairs on 2 CPUs: 15% of the records lost at nice 0), so
  * this is when it is needed.  It drops back after RT_CALM_NS without

@@ -356,14 +356,18 @@ static int inbox_widen(struct dial9_ksched *k, struct d9_kq *q, size_t want)
  * flush thread.  What does not fit in the inbox stays in the ring, where
  * the kernel counts what it then has to drop.
  */
-/* Returns whether the ring was over half full: the reader is behind. */
+/*
+ * Returns whether the ring was past its watermark (a quarter): the
+ * records come faster than the flush thread's kicks take them, and the
+ * reader is behind unless it keeps up.
+ */
 static bool ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
 			  struct d9_kq *in)
 {
 	struct dial9_ring_ctrl *c = k->ctrl[cpu];
 	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
 	uint64_t tail = c->tail;
-	bool behind = head - tail > c->data_size / 2;
+	bool behind = head - tail >= c->watermark;
 
 	/*
 	 * Into the room the inbox has, grown (up to k->inbox_limit) only
