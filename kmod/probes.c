@@ -34,47 +34,10 @@
 #include <linux/workqueue.h>
 #include "dial9_core.h"
 #include "compat.h"
+#include "occupants.h"
+#include "probes.h"
 
-static DEFINE_MUTEX(dial9_reg_lock);	/* the lists and registration */
-/* Enabled sessions, RCU: the system-wide ones, and the others. */
-static LIST_HEAD(dial9_wide);
-static LIST_HEAD(dial9_sessions);
-static unsigned int dial9_nr_enabled;
 
-/*
- * DIAL9_CFG_OCCUPANTS sessions of dial9_sessions record the switches
- * between two tasks of no table on a CPU while one of their recorded
- * tasks waits there (its ring's count, dial9_ring.queued): a switch of
- * two such tasks visits those sessions, and only them.  Each gets a slot
- * at enable (s->occ_slot), and each CPU a map with a bit per slot, set
- * while that session's count on that CPU may be above zero: set after
- * the count is raised, cleared when it is seen at zero and set again if
- * it is not zero after all (dial9_queued_*(); full barriers between,
- * so that a raise and a clear that race leave the bit set).  A set bit
- * with nothing queued only costs a visit.  Past DIAL9_OCC_SLOTS such
- * sessions, the others (occ_slot -1) add their counts to their CPU's
- * overflow sum instead (raised before a ring's count, lowered after
- * it, so never below their sum): while it is not zero, such a switch
- * walks dial9_sessions.  Counts change at wake-ups onto the CPU (under
- * its runqueue lock, which the switch probe holds too), at switches on
- * it and at migrations (from the source CPU), as they always did.
- */
-#define DIAL9_OCC_SLOTS		256
-
-static unsigned int occupant_slots = DIAL9_OCC_SLOTS;
-module_param(occupant_slots, uint, 0644);
-MODULE_PARM_DESC(occupant_slots,
-		 "DIAL9_CFG_OCCUPANTS sessions that get a slot of the per-CPU maps at ENABLE, at most 256 (the default); the others make switches walk every session while one of their tasks waits (read at ENABLE; for tests)");
-
-struct dial9_occ_map {
-	atomic_t overflow;	/* the sum of the sessions with no slot */
-	unsigned long bits[BITS_TO_LONGS(DIAL9_OCC_SLOTS)];
-};
-
-static DEFINE_PER_CPU_SHARED_ALIGNED(struct dial9_occ_map, dial9_occ_map);
-/* The sessions of the slots, RCU; the slots in use, under dial9_reg_lock. */
-static struct dial9_session __rcu *dial9_occ_sessions[DIAL9_OCC_SLOTS];
-static DECLARE_BITMAP(dial9_occ_used, DIAL9_OCC_SLOTS);
 
 /* Sessions visited by the probes, per CPU: the sum is probe_walks. */
 static DEFINE_PER_CPU(unsigned long, dial9_walks);
@@ -103,18 +66,6 @@ static __always_inline void dial9_walked(unsigned long n)
 		this_cpu_add(dial9_walks, n);
 }
 
-/*
- * The tracepoints stay attached for this long after the last session
- * stops: attaching and detaching patch the kernel's text (static keys),
- * so sessions that come and go, however fast, make at most one attach
- * and one detach a second.  Meanwhile the probes find no session.
- */
-#define DIAL9_DETACH_DELAY	HZ
-static unsigned int attaches;	/* tracepoints attached, since load */
-module_param(attaches, uint, 0444);
-MODULE_PARM_DESC(attaches, "times the tracepoints were attached (read-only)");
-static void dial9_detach_fn(struct work_struct *work);
-static DECLARE_DELAYED_WORK(dial9_detach_work, dial9_detach_fn);
 
 /*
  * The ids of @p as this session may see them: its own tasks, the idle task
@@ -159,97 +110,6 @@ static void dial9_emit_comm(struct dial9_session *s, struct task_struct *p,
 	local_irq_restore(flags);
 }
 
-/*
- * A ring's count of queued recorded tasks, one more, one fewer, or none,
- * and with it its CPU's bit of the session, or overflow sum (a
- * system-wide session needs neither: it is visited at every switch).
- */
-static __always_inline unsigned long *dial9_occ_bits(int cpu)
-{
-	return per_cpu_ptr(&dial9_occ_map, cpu)->bits;
-}
-
-static __always_inline atomic_t *dial9_occ_sum(int cpu)
-{
-	return &per_cpu_ptr(&dial9_occ_map, cpu)->overflow;
-}
-
-/* Whether a session of dial9_sessions may have a task waiting here. */
-static __always_inline bool dial9_occupied_here(void)
-{
-	const struct dial9_occ_map *m = this_cpu_ptr(&dial9_occ_map);
-	int i;
-
-	if (atomic_read(&m->overflow))
-		return true;
-	for (i = 0; i < ARRAY_SIZE(m->bits); i++)
-		if (READ_ONCE(m->bits[i]))
-			return true;
-	return false;
-}
-
-/* The count of @r may have reached zero: clear its bit, unless it did not. */
-static __always_inline void dial9_queued_settle(struct dial9_session *s,
-						struct dial9_ring *r)
-{
-	unsigned long *bits = dial9_occ_bits(r->cpu);
-
-	if (atomic_read(&r->queued) > 0)
-		return;
-	clear_bit(s->occ_slot, bits);
-	/* Pairs with the barrier of dial9_queued_inc(). */
-	smp_mb__after_atomic();
-	if (atomic_read(&r->queued) > 0)
-		set_bit(s->occ_slot, bits);
-}
-
-static __always_inline void dial9_queued_inc(struct dial9_session *s,
-					     struct dial9_ring *r)
-{
-	unsigned long *bits;
-
-	if (s->system_wide) {
-		atomic_inc(&r->queued);
-	} else if (s->occ_slot < 0) {
-		atomic_inc(dial9_occ_sum(r->cpu));
-		atomic_inc(&r->queued);
-	} else {
-		atomic_inc(&r->queued);
-		/* Pairs with the barrier of dial9_queued_settle(). */
-		smp_mb__after_atomic();
-		bits = dial9_occ_bits(r->cpu);
-		if (!test_bit(s->occ_slot, bits))
-			set_bit(s->occ_slot, bits);
-	}
-}
-
-static __always_inline void dial9_queued_dec(struct dial9_session *s,
-					     struct dial9_ring *r)
-{
-	int left = atomic_dec_if_positive(&r->queued);
-
-	if (left < 0 || s->system_wide)
-		return;
-	if (s->occ_slot < 0)
-		atomic_dec(dial9_occ_sum(r->cpu));
-	else if (!left)
-		dial9_queued_settle(s, r);
-}
-
-static __always_inline void dial9_queued_clear(struct dial9_session *s,
-					       struct dial9_ring *r)
-{
-	int n = atomic_xchg(&r->queued, 0);
-
-	if (s->system_wide)
-		return;
-	if (s->occ_slot < 0) {
-		if (n > 0)
-			atomic_sub(n, dial9_occ_sum(r->cpu));
-	} else if (n > 0 || test_bit(s->occ_slot, dial9_occ_bits(r->cpu))) {
-		dial9_queued_settle(s, r);
-	}
-}
 
 /*
  * DIAL9_CFG_OCCUPANTS: @s's count of the recorded tasks queued on this CPU
@@ -513,7 +373,7 @@ static noinline void dial9_switch_walk(bool preempt, struct task_struct *prev,
  * concerns no session (the common case) returns here, after a bit test
  * per side and a look at this CPU's map.
  */
-static void dial9_probe_switch(void *data, bool preempt,
+void dial9_probe_switch(void *data, bool preempt,
 			       struct task_struct *prev,
 			       struct task_struct *next,
 			       unsigned int prev_state)
@@ -638,17 +498,17 @@ static void dial9_wake(struct task_struct *p, u16 type, u32 event)
 		dial9_wake_walk(p, type, event, indexed);
 }
 
-static void dial9_probe_waking(void *data, struct task_struct *p)
+void dial9_probe_waking(void *data, struct task_struct *p)
 {
 	dial9_wake(p, DIAL9_REC_WAKING, DIAL9_EV_WAKING);
 }
 
-static void dial9_probe_wakeup(void *data, struct task_struct *p)
+void dial9_probe_wakeup(void *data, struct task_struct *p)
 {
 	dial9_wake(p, DIAL9_REC_WAKEUP, DIAL9_EV_WAKEUP);
 }
 
-static void dial9_probe_wakeup_new(void *data, struct task_struct *p)
+void dial9_probe_wakeup_new(void *data, struct task_struct *p)
 {
 	dial9_wake(p, DIAL9_REC_WAKEUP_NEW, DIAL9_EV_WAKEUP_NEW);
 }
@@ -693,7 +553,7 @@ static void dial9_migrate_one(struct dial9_session *s, struct task_struct *p,
 	local_irq_restore(flags);
 }
 
-static void dial9_probe_migrate(void *data, struct task_struct *p,
+void dial9_probe_migrate(void *data, struct task_struct *p,
 				int dest_cpu)
 {
 	struct dial9_session *s;
@@ -734,7 +594,7 @@ static void dial9_exit_one(struct dial9_session *s, struct task_struct *p,
 	local_irq_restore(flags);
 }
 
-static void dial9_probe_exit(void *data, struct task_struct *p)
+void dial9_probe_exit(void *data, struct task_struct *p)
 {
 	bool group_dead = !atomic_read(&p->signal->live);
 	struct dial9_session *s;
@@ -758,7 +618,7 @@ static void dial9_probe_exit(void *data, struct task_struct *p)
  * for every other thread of the group; each task's own last switch comes
  * before its free.  So no record of the process can follow this.
  */
-static void dial9_probe_free(void *data, struct task_struct *p)
+void dial9_probe_free(void *data, struct task_struct *p)
 {
 	struct dial9_session *s;
 	unsigned long n = 0;
@@ -798,7 +658,7 @@ static void dial9_emit_unfollowed(struct dial9_session *s,
 	local_irq_restore(flags);
 }
 
-static void dial9_probe_fork(void *data, struct task_struct *parent,
+void dial9_probe_fork(void *data, struct task_struct *parent,
 			     struct task_struct *child)
 {
 	struct dial9_session *s;
@@ -833,7 +693,7 @@ static void dial9_unfollow(struct dial9_session *s, struct task_struct *p)
  * as perf stops following there.  The tracepoint fires after the new
  * credentials are committed and before the new program runs.
  */
-static void dial9_probe_exec(void *data, struct task_struct *p,
+void dial9_probe_exec(void *data, struct task_struct *p,
 			     pid_t old_pid, struct linux_binprm *bprm)
 {
 	struct dial9_session *s;
@@ -850,7 +710,7 @@ static void dial9_probe_exec(void *data, struct task_struct *p,
 	dial9_walked(n);
 }
 
-static void dial9_probe_rename(void *data, struct task_struct *task,
+void dial9_probe_rename(void *data, struct task_struct *task,
 			       const char *comm)
 {
 	struct dial9_session *s;
@@ -883,7 +743,7 @@ static void dial9_probe_rename(void *data, struct task_struct *task,
  * insertion is caught by the second check, dial9_targets_sync(); records
  * of it between the two are the only ones such a program can leave.
  */
-static void dial9_targets_unfollow(struct dial9_session *s)
+void dial9_targets_unfollow(struct dial9_session *s)
 {
 	struct task_struct *p;
 
@@ -935,231 +795,3 @@ void dial9_targets_sync(struct dial9_session *s, pid_t tgid)
 	rcu_read_unlock();
 }
 
-/*
- * A tracepoint is attached only while an enabled session wants one of its
- * events (every call costs ~100 instructions even when nothing matches);
- * fork and free always, as they keep the target tables right, and exit.
- */
-struct dial9_tp {
-	const char *name;
-	void *probe;
-	u32 events;		/* DIAL9_EV_* that need it; 0: always */
-	struct tracepoint *tp;
-	bool registered;
-};
-
-static struct dial9_tp dial9_tps[] = {
-	{ "sched_switch", dial9_probe_switch, DIAL9_EV_SWITCH },
-	{ "sched_waking", dial9_probe_waking, DIAL9_EV_WAKING },
-	{ "sched_wakeup", dial9_probe_wakeup, DIAL9_EV_WAKEUP },
-	{ "sched_wakeup_new", dial9_probe_wakeup_new,
-	  DIAL9_EV_WAKEUP_NEW | DIAL9_EV_COMM },
-	{ "sched_migrate_task", dial9_probe_migrate, DIAL9_EV_MIGRATE },
-	{ "sched_process_exit", dial9_probe_exit, 0 },
-	{ "sched_process_fork", dial9_probe_fork, 0 },
-	{ "sched_process_free", dial9_probe_free, 0 },
-	{ "sched_process_exec", dial9_probe_exec, 0 },
-	{ "task_rename", dial9_probe_rename, DIAL9_EV_COMM },
-};
-
-static void dial9_tp_lookup(struct tracepoint *tp, void *priv)
-{
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(dial9_tps); i++)
-		if (!strcmp(tp->name, dial9_tps[i].name))
-			dial9_tps[i].tp = tp;
-}
-
-int dial9_probes_init(void)
-{
-	int i;
-
-	for_each_kernel_tracepoint(dial9_tp_lookup, NULL);
-	for (i = 0; i < ARRAY_SIZE(dial9_tps); i++) {
-		if (!dial9_tps[i].tp) {
-			pr_err("dial9: tracepoint %s not found\n",
-			       dial9_tps[i].name);
-			return -ENOENT;
-		}
-	}
-	return 0;
-}
-
-static void dial9_probes_unregister(void)
-{
-	bool any = false;
-	int i;
-
-	for (i = ARRAY_SIZE(dial9_tps) - 1; i >= 0; i--) {
-		if (!dial9_tps[i].registered)
-			continue;
-		tracepoint_probe_unregister(dial9_tps[i].tp,
-					    dial9_tps[i].probe, NULL);
-		dial9_tps[i].registered = false;
-		any = true;
-	}
-	/* No probe runs, or can still see a session, after this. */
-	if (any)
-		tracepoint_synchronize_unregister();
-}
-
-/* Attach the tracepoints @events need that are not attached yet. */
-static int dial9_probes_register(u32 events)
-{
-	int i, ret;
-
-	for (i = 0; i < ARRAY_SIZE(dial9_tps); i++) {
-		struct dial9_tp *t = &dial9_tps[i];
-
-		if (t->registered || (t->events && !(t->events & events)))
-			continue;
-		ret = tracepoint_probe_register(t->tp, t->probe, NULL);
-		if (ret) {
-			pr_err("dial9: cannot attach to %s: %d\n", t->name,
-			       ret);
-			return ret;
-		}
-		t->registered = true;
-		attaches++;
-	}
-	return 0;
-}
-
-/*
- * The tracepoints @s needs: its events'; with DIAL9_CFG_OCCUPANTS, the
- * wake-ups and migrations that keep its counts of queued tasks; with
- * sample_hz, the switches that resume its parked timers.
- */
-static u32 dial9_session_tps(const struct dial9_session *s)
-{
-	return s->events | (s->occupants ? DIAL9_EV_WAKEUP |
-			    DIAL9_EV_WAKEUP_NEW | DIAL9_EV_MIGRATE : 0) |
-	       (s->sample_hz ? DIAL9_EV_SWITCH : 0);
-}
-
-/*
- * Names start afresh at each enable: no probe sees @s yet.  The counts of
- * queued tasks are zero: from the allocation, or dial9_occupants_drop().
- */
-static void dial9_occupants_reset(struct dial9_session *s)
-{
-	struct dial9_ring *r;
-	int cpu;
-
-	for_each_possible_cpu(cpu) {
-		r = s->rings[cpu];
-		if (!r)
-			continue;
-		memset(r->named, 0, sizeof(r->named));
-		r->named_next = 0;
-	}
-}
-
-/*
- * At enable, before the probes find @s: a slot of the CPUs' maps for a
- * DIAL9_CFG_OCCUPANTS session of dial9_sessions, if one is free (or -1:
- * the overflow sum).  Caller holds dial9_reg_lock.
- */
-static void dial9_occupants_slot(struct dial9_session *s)
-{
-	unsigned int slot;
-
-	s->occ_slot = -1;
-	if (!s->occupants || s->system_wide)
-		return;
-	slot = find_first_zero_bit(dial9_occ_used, DIAL9_OCC_SLOTS);
-	if (slot >= min_t(unsigned int, READ_ONCE(occupant_slots),
-			  DIAL9_OCC_SLOTS))
-		return;
-	__set_bit(slot, dial9_occ_used);
-	s->occ_slot = slot;
-	rcu_assign_pointer(dial9_occ_sessions[slot], s);
-}
-
-/*
- * At disable, once no probe sees @s: its counts leave the CPUs' sums and
- * maps, and its slot is free again (with no bit of it set anywhere).
- * Caller holds dial9_reg_lock.
- */
-static void dial9_occupants_drop(struct dial9_session *s)
-{
-	struct dial9_ring *r;
-	int cpu;
-
-	for_each_possible_cpu(cpu) {
-		r = s->rings[cpu];
-		if (r && s->occupants)
-			dial9_queued_clear(s, r);
-		if (s->occ_slot >= 0)
-			clear_bit(s->occ_slot, dial9_occ_bits(cpu));
-	}
-	if (s->occ_slot >= 0)
-		__clear_bit(s->occ_slot, dial9_occ_used);
-	s->occ_slot = -1;
-}
-
-/* Start recording: the rings exist.  Caller holds s->lock. */
-int dial9_session_enable(struct dial9_session *s)
-{
-	int ret = 0;
-
-	if (s->enabled)
-		return 0;
-	dial9_occupants_reset(s);
-	dial9_targets_unfollow(s);
-	mutex_lock(&dial9_reg_lock);
-	ret = dial9_probes_register(dial9_session_tps(s));
-	if (ret) {
-		if (!dial9_nr_enabled)
-			dial9_probes_unregister();
-		goto out_unlock;
-	}
-	dial9_nr_enabled++;
-	dial9_occupants_slot(s);
-	list_add_rcu(&s->node, s->system_wide ? &dial9_wide : &dial9_sessions);
-	s->enabled = true;
-out_unlock:
-	mutex_unlock(&dial9_reg_lock);
-	if (!ret)
-		dial9_targets_sync(s, 0);
-	return ret;
-}
-
-/*
- * Stop recording.  On return no probe touches the session any more and no
- * wake-up is pending, so its memory may be freed.  Caller holds s->lock.
- */
-void dial9_session_disable(struct dial9_session *s)
-{
-	if (!s->enabled)
-		return;
-	mutex_lock(&dial9_reg_lock);
-	list_del_rcu(&s->node);
-	if (s->occ_slot >= 0)
-		RCU_INIT_POINTER(dial9_occ_sessions[s->occ_slot], NULL);
-	s->enabled = false;
-	if (!--dial9_nr_enabled)
-		mod_delayed_work(system_wq, &dial9_detach_work,
-				 DIAL9_DETACH_DELAY);
-	/* A probe that found the session is done with it after this. */
-	synchronize_rcu();
-	dial9_occupants_drop(s);
-	mutex_unlock(&dial9_reg_lock);
-	irq_work_sync(&s->wakeup);
-}
-
-static void dial9_detach_fn(struct work_struct *work)
-{
-	mutex_lock(&dial9_reg_lock);
-	if (!dial9_nr_enabled)
-		dial9_probes_unregister();
-	mutex_unlock(&dial9_reg_lock);
-}
-
-/* Module exit: no session is left (each holds the module). */
-void dial9_probes_exit(void)
-{
-	cancel_delayed_work_sync(&dial9_detach_work);
-	dial9_probes_unregister();
-}
