@@ -187,7 +187,7 @@ struct dial9_config {
 	 * say so.  DIAL9_SCHED_READER_PRIO. */
 	uint32_t sched_reader_prio;
 	/* A symbol table in each shipped segment that has stack frames
-	 * (DIAL9_SCHED_STACKS): the worker names the frames from the files
+	 * (DIAL9_SCHED_STACKS, and CPU samples): the worker names the frames from the files
 	 * on this host before it compresses and ships the segment, so that
 	 * the trace has names wherever it is read (docs/upload.md).  enum
 	 * dial9_symbols; DIAL9_SYMBOLS. */
@@ -215,10 +215,11 @@ struct dial9_config {
 const char *dial9_default_trace_dir(void);
 
 enum dial9_symbols {
-	DIAL9_SYMBOLS_AUTO = 0, /* on if DIAL9_SCHED_STACKS and a pipeline */
+	DIAL9_SYMBOLS_AUTO = 0, /* on if there are frames (DIAL9_SCHED_STACKS or
+				 * CPU samples) and a pipeline */
 	DIAL9_SYMBOLS_OFF = 1,
 	DIAL9_SYMBOLS_ON = 2,   /* the same as AUTO today: frames come only
-				 * from DIAL9_SCHED_STACKS */
+				 * from DIAL9_SCHED_STACKS and CPU samples */
 };
 
 enum dial9_storage {

@@ -96,9 +96,10 @@ int d9_worker_new(struct d9_worker **out, const struct dial9_config *cfg)
 							  300000) * D9_NS_PER_MS;
 	if (wk->retry_max_ns < wk->retry_base_ns)
 		wk->retry_max_ns = wk->retry_base_ns;
-	/* frames come only with DIAL9_SCHED_STACKS: without, nothing to do */
+	/* frames come with DIAL9_SCHED_STACKS and CPU samples: without
+	 * either, nothing to do */
 	if (cfg->symbols != DIAL9_SYMBOLS_OFF &&
-	    (cfg->sched_flags & DIAL9_SCHED_STACKS) &&
+	    ((cfg->sched_flags & DIAL9_SCHED_STACKS) || cfg->cpu_sample_hz) &&
 	    d9_symtab_new(&wk->symtab, cfg->symbols_max_frames))
 		goto out_nomem;
 	wk->file_mode = cfg->trace_mode == 0640 ? 0640 : 0600;

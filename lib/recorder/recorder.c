@@ -94,12 +94,13 @@ int dial9_start(const struct dial9_config *in)
 		free(r);
 		return ret;
 	}
-	/* a symbol table needs stacks to name and a worker to make it */
+	/* a symbol table needs frames to name and a worker to make it */
 	if (r->cfg.symbols == DIAL9_SYMBOLS_ON &&
-	    (!(r->cfg.sched_flags & DIAL9_SCHED_STACKS) || !r->cfg.pipeline))
+	    ((!(r->cfg.sched_flags & DIAL9_SCHED_STACKS) &&
+	      !r->cfg.cpu_sample_hz) || !r->cfg.pipeline))
 		d9_log("DIAL9_SYMBOLS is on, but %s: segments get no symbol "
-		       "table", !(r->cfg.sched_flags & DIAL9_SCHED_STACKS) ?
-		       "DIAL9_SCHED_STACKS is off (no stacks to name)" :
+		       "table", r->cfg.pipeline ?
+		       "DIAL9_SCHED_STACKS and DIAL9_CPU_SAMPLE_HZ are off (no frames to name)" :
 		       "there is no pipeline (no worker to make one)");
 	pthread_mutex_lock(&g_lock);
 	if (g_rec) {

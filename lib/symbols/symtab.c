@@ -120,13 +120,13 @@ static int add_mapping(struct d9_symtab *t, uint32_t pid, uint64_t start,
 				   pathlen, id, idlen);
 }
 
-/* A sched.stack or sched.mapping event into @fs or t->maps. */
+/* A sched.stack, sched.sample or sched.mapping event into @fs or t->maps. */
 static int take(struct d9_symtab *t, struct frames *fs,
 		const struct sched_fields *f, const struct dial9_record *r)
 {
 	uint32_t pid = (uint32_t)d9_sched_fu64(r, f->pid);
 
-	if (f->kind == SK_STACK && f->frames >= 0 &&
+	if ((f->kind == SK_STACK || f->kind == SK_SAMPLE) && f->frames >= 0 &&
 	    r->values[f->frames].type == DIAL9_BYTES) {
 		const unsigned char *p = r->values[f->frames].str.ptr;
 		size_t n = r->values[f->frames].str.len / sizeof(uint64_t);
@@ -157,7 +157,8 @@ static int take(struct d9_symtab *t, struct frames *fs,
 	return 0;
 }
 
-/* The segment's stacks and mappings; 0, -ENOMEM or the decoder's error. */
+/* The segment's stacks, samples and mappings; 0, -ENOMEM or the
+ * decoder's error. */
 static int scan(struct d9_symtab *t, struct frames *fs, const void *seg,
 		size_t len)
 {
@@ -177,6 +178,7 @@ static int scan(struct d9_symtab *t, struct frames *fs, const void *seg,
 			ncache = 0;	/* schemas are per stream */
 		if (rec.kind != DIAL9_RECORD_EVENT ||
 		    (strcmp(rec.schema->name, "sched.stack") &&
+		     strcmp(rec.schema->name, "sched.sample") &&
 		     strcmp(rec.schema->name, "sched.mapping")))
 			continue;
 		for (unsigned int i = 0; i < ncache; i++)

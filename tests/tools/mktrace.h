@@ -64,5 +64,9 @@ int why_case(const char *dir);
 
 /* mktrace_samples.c: sched.sample, for dial9 flame --on-cpu */
 int samples_case(const char *dir);
+void s_sample_schema(struct dial9_encoder *e);
+/* A sample of @tid at 99 Hz, @n addresses innermost first, on CPU 0. */
+void s_sample(struct dial9_encoder *e, double t, uint64_t tid,
+	      const uint64_t *ips, size_t n, uint64_t missed);
 
 #endif

@@ -26,9 +26,14 @@ static const struct dial9_field f_sample[] = {
 	{ "missed", DIAL9_U64 },
 };
 
+void s_sample_schema(struct dial9_encoder *e)
+{
+	CHECK(dial9_encoder_schema(e, S_SAMPLE, DIAL9_KIND_INSTANT, "sched.sample", 8, f_sample));
+}
+
 /* A sample of @tid at 99 Hz, @n addresses innermost first, on CPU 0. */
-static void s_sample(struct dial9_encoder *e, double t, uint64_t tid,
-		     const uint64_t *ips, size_t n, uint64_t missed)
+void s_sample(struct dial9_encoder *e, double t, uint64_t tid,
+	      const uint64_t *ips, size_t n, uint64_t missed)
 {
 	uint8_t frames[32 * 8];
 	struct dial9_value v[8] = {
@@ -56,7 +61,7 @@ int samples_case(const char *dir)
 	CHECK(dial9_encoder_new(&e));
 	sched_begin(e, NULL, NULL);
 	s_stack_schemas(e);
-	CHECK(dial9_encoder_schema(e, S_SAMPLE, DIAL9_KIND_INSTANT, "sched.sample", 8, f_sample));
+	s_sample_schema(e);
 	s_map(e, 0, 900, 0x400000, 0x401000, 0, "/usr/bin/app", "-");
 	s_inx(e, 0, 900, 0, 0, 0, 0, 0);
 	s_inx(e, 0, 901, 1, 0, 0, 0, 0);

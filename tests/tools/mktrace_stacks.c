@@ -177,6 +177,7 @@ int frames_case(const char *dir)
 	CHECK(dial9_encoder_new(&e));
 	sched_begin(e, NULL, NULL);
 	s_stack_schemas(e);
+	s_sample_schema(e);
 	while (fgets(line, sizeof(line), stdin)) {
 		unsigned long long tid, start, end, off;
 		uint64_t ips[32];
@@ -196,7 +197,10 @@ int frames_case(const char *dir)
 			s_map(e, 0, tid, start, end, off, path, id);
 		s_inx(e, 0, tid, 0, 0, 0, 0, 0);
 		s_outx(e, 10, tid, 0, false, 0, 1, 0);
-		s_stack(e, 10, tid, ips, n, false);
+		if (tid >= 1500 && tid < 1600)	/* a CPU sample, not a stack */
+			s_sample(e, 5, tid, ips, n, 0);
+		else
+			s_stack(e, 10, tid, ips, n, false);
 		s_inx(e, 30, tid, 0, 5000, 0, 1, 0);
 		s_outx(e, 40, tid, 0, false, 5000, 2, 0);
 	}

@@ -121,6 +121,7 @@ offl=$(fileoff "$T/link/prog-a.dbg" symprog_fn 4 "$T/link/prog-a")
 ip=$(printf %x $((0x10000000 + 0x$off)))
 ipl=$(printf %x $((0x10000000 + 0x$offl)))
 cat >> "$T/frames.in" <<EOF
+1501 $PWD/$T/symprog-bid auto 10000000 10100000 0 $ip
 1101 $PWD/$T/symprog-bid auto 10000000 10100000 0 $ip
 1102 $PWD/$T/link/prog-a auto 10000000 10100000 0 $ipl
 1103 $PWD/$T/link/prog-b auto 10000000 10100000 0 $ipl
@@ -335,6 +336,12 @@ grep -qx '? 1101;symprog_fn 20' "$T/flame.txt" &&
 	bad "flame (table): $(cat "$T/flame.txt")"
 grep -q "named from the trace's symbol table" "$T/flame.err" ||
 	bad "flame (table): no note: $(cat "$T/flame.err")"
+# a CPU sample's frames are in the table too
+DIAL9_DEBUG_DIR=$PWD/$T/nodebug DIAL9_PERF_MAP_DIR=$PWD/$T/nomaps \
+	"$D9" flame --on-cpu "$T/tab" > "$T/flame-cpu.txt" 2>/dev/null ||
+	bad "flame --on-cpu (table): exit status"
+grep -qx '? 1501;symprog_fn 1' "$T/flame-cpu.txt" ||
+	bad "flame --on-cpu (table): a sample's frame not named: $(cat "$T/flame-cpu.txt")"
 "$D9" flame --no-symbols "$T/tab" 2>/dev/null | grep -q '^? 1101;symprog-bid+0x' ||
 	bad "flame --no-symbols (table): $(cat "$T/flame.txt")"
 ok "sched --explain and flame name the frames from the trace's table"
