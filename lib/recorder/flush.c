@@ -111,6 +111,8 @@ static void ksched_record(void *ctx, const struct dial9_rec_header *rec)
 
 	/* a stack of a process without mappings in the trace gets them
 	 * (the records that matter tested here: most are switches) */
+	if (rec->type == DIAL9_REC_COMM && rec->size >= sizeof(struct dial9_rec_comm))
+		d9_names_see(&r->names, (const void *)rec);
 	if (r->maps_on && (rec->type == DIAL9_REC_STACK ||
 			   rec->type == DIAL9_REC_SAMPLE ||
 			   rec->type == DIAL9_REC_COMM) &&
@@ -133,6 +135,14 @@ static int put_mapping(void *ctx, uint64_t ts, const struct d9_mapping *m)
 	struct recorder *r = ctx;
 
 	return d9_ktrace_mapping(&r->kt, ts, m);
+}
+
+/* A name kept (names.c) into the stream, as its COMM record was. */
+static int names_add(void *ctx, const struct dial9_rec_header *rec)
+{
+	struct recorder *r = ctx;
+
+	return d9_ktrace_add(&r->kt, rec);
 }
 
 /*
@@ -191,6 +201,12 @@ static uint64_t ksched_flush(struct recorder *r, uint64_t horizon)
 	if (r->maps_due)
 		write_mappings(r);
 	ret = dial9_ksched_drain(r->ks, horizon, ksched_record, r);
+	if (ret >= 0 && r->names_seg != d9_segw_index(r->segw)) {
+		/* a new segment: every thread's name again, so that it is
+		 * read alone with names (names.c) */
+		r->names_seg = d9_segw_index(r->segw);
+		d9_names_each(&r->names, d9_clock_gettime_ns(), names_add, r);
+	}
 	if (ret < 0) {
 		d9_log("scheduler events stopped: %s", dial9_strerror(ret));
 		r->sched_error = ret;

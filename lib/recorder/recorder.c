@@ -44,6 +44,7 @@ static void free_recorder(struct recorder *r)
 	dial9_encoder_free(r->enc);
 	dial9_encoder_free(r->kt.enc);
 	d9_kmaps_follow_free(&r->maps);
+	d9_names_free(&r->names);
 	free(r->trace_dir);
 	free(r->service);
 	free(r->host);

@@ -21,6 +21,18 @@
 #define DRAIN_INTERVAL_NS 1000000000ull
 #define REFINE_INTERVAL_NS 1000000000ull
 
+/* The last name of each thread a COMM record named (names.c). */
+struct d9_name {
+	uint32_t tid, tgid;	/* tid 0: a free slot */
+	char comm[16];
+};
+
+struct d9_names {
+	struct d9_name *v;	/* open addressing by tid, a power of two */
+	size_t cap, n;
+	uint64_t dropped;	/* names not kept (past 65536, or no memory) */
+};
+
 struct recorder {
 	struct dial9_config cfg;
 	char *trace_dir, *service, *host;
@@ -56,7 +68,18 @@ struct recorder {
 	/* the flush thread's, and the io_uring workers', CPU time as the
 	 * flush thread ends (cost.c); the worker's comes at its own end */
 	_Atomic uint64_t cpu_at_exit;
+	/* the threads' names, written again at each new segment */
+	struct d9_names names;
+	uint64_t names_seg;	/* the segment they were last written to */
 };
+
+/* A COMM record's name, kept (names.c). */
+void d9_names_see(struct d9_names *n, const struct dial9_rec_comm *c);
+/* Each name kept as a COMM record at @ts, to @fn; its first error. */
+int d9_names_each(const struct d9_names *n, uint64_t ts,
+		  int (*fn)(void *ctx, const struct dial9_rec_header *rec),
+		  void *ctx);
+void d9_names_free(struct d9_names *n);
 
 /* CPU time (ns) of dial9-flush, the io_uring workers and, with @worker,
  * dial9-worker, as the scheduler counts it (cost.c). */

@@ -56,6 +56,8 @@ void d9_segw_close(struct d9_segw *w, struct dial9_stats *st);
  * d9_sealed_fn call after it. */
 void d9_segw_seal_final(struct d9_segw *w);
 void d9_segw_stats(struct d9_segw *w, struct dial9_stats *st);
+/* The index of the active segment (the flush thread's). */
+uint64_t d9_segw_index(const struct d9_segw *w);
 void d9_segw_fork_child(struct d9_segw *w);
 
 /* ---- budget.c: sealed segments, eviction, dumps ---- */

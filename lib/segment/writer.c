@@ -593,6 +593,11 @@ void d9_segw_close(struct d9_segw *w, struct dial9_stats *st)
 	free(w);
 }
 
+uint64_t d9_segw_index(const struct d9_segw *w)
+{
+	return w->index;
+}
+
 void d9_segw_stats(struct d9_segw *w, struct dial9_stats *st)
 {
 	pthread_mutex_lock(&w->lock);

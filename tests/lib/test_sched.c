@@ -775,6 +775,93 @@ static void reader_takes_fifo_only_behind_and_bounded(void **state)
 	assert_true(rt.cpu_ns >= 12 * 1000000ull);
 }
 
+struct names_seen {
+	uint32_t tid;
+	unsigned int named;	/* sched.comm of tid, with its name */
+};
+
+static void count_names(const struct dial9_record *r, void *arg)
+{
+	struct names_seen *n = arg;
+	int tid, name;
+
+	if (r->kind != DIAL9_RECORD_EVENT || strcmp(r->schema->name, "sched.comm"))
+		return;
+	tid = dial9_schema_field_index(r->schema, "tid");
+	name = dial9_schema_field_index(r->schema, "name");
+	if (tid >= 0 && name >= 0 && r->values[tid].u64 == n->tid &&
+	    r->values[name].str.len == 5 &&
+	    !memcmp(r->values[name].str.ptr, "pong2", 5))
+		n->named++;
+}
+
+static void *pong_twice(void *arg)
+{
+	struct pingpong *p = arg;
+	char c;
+
+	p->b = (pid_t)syscall(SYS_gettid);
+	pthread_setname_np(pthread_self(), "pong2");
+	while (read(p->ab[0], &c, 1) == 1 && write(p->ba[1], &c, 1) == 1)
+		;
+	return NULL;
+}
+
+/*
+ * A thread named in the first segment has its name in the second too,
+ * though the kernel named it once: a segment read alone (a summary, one
+ * fetched from S3) names its threads.
+ */
+static void names_in_every_segment(void **state)
+{
+	struct pingpong p = { 0 };
+	struct names_seen n = { 0 };
+	struct test_counts cnt = { 0 };
+	struct dial9_config c;
+	struct dial9_stats st = { .size = sizeof(st) };
+	char *dir = test_tmpdir("names"), *boot, path[700];
+	pthread_t t;
+	char ch = 'x';
+	(void)state;
+
+	if (!start_perf(&c, dir, "namestest", &st))
+		skip();		/* only where perf events are not permitted */
+	assert_int_equal(pipe(p.ab), 0);
+	assert_int_equal(pipe(p.ba), 0);
+	assert_int_equal(pthread_create(&t, NULL, pong_twice, &p), 0);
+	for (int seg = 0; seg < 2; seg++) {
+		for (int i = 0; i < 50; i++) {
+			assert_int_equal(write(p.ab[1], &ch, 1), 1);
+			assert_int_equal(read(p.ba[0], &ch, 1), 1);
+		}
+		assert_int_equal(dial9_flush(5000), 0);
+		if (!seg)
+			assert_int_equal(dial9_rotate(), 0);
+	}
+	close(p.ab[1]);
+	pthread_join(t, NULL);
+	assert_int_equal(dial9_stop(), 0);
+	dial9_get_stats(&st);
+	assert_true(st.segments_sealed >= 2);
+	boot = test_boot_dir(dir);
+	assert_non_null(boot);
+	n.tid = (uint32_t)p.b;
+	for (int i = 1; i <= 2; i++) {
+		unsigned int before = n.named;
+
+		snprintf(path, sizeof(path), "%s/%08d.dial9", boot, i);
+		assert_int_equal(test_decode_file(path, &cnt, count_names, &n), 0);
+		if (i == 2)
+			assert_true(n.named > before); /* named again */
+	}
+	close(p.ab[0]);
+	close(p.ba[0]);
+	close(p.ba[1]);
+	free(boot);
+	test_rm_rf(dir);
+	free(dir);
+}
+
 /* ---- the merge of the CPUs' queues (dial9_ksched_drain) ---- */
 struct merged {
 	uint64_t t[512];
@@ -866,6 +953,7 @@ int main(void)
 		cmocka_unit_test(reserved_opts_refused),
 		cmocka_unit_test(reader_runs_fifo_or_says_why),
 		cmocka_unit_test(reader_takes_fifo_only_behind_and_bounded),
+		cmocka_unit_test(names_in_every_segment),
 		cmocka_unit_test(merge_orders_by_time_then_cpu),
 	};
 
