@@ -46,15 +46,7 @@ static void *spin(void *arg)
 
 static long long read_walks(void)
 {
-	FILE *f = fopen(WALKS, "r");
-	long long v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return d9_read_number(WALKS);
 }
 
 /* A process of @uid holding @n enabled sessions of itself, asleep. */

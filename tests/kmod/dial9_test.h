@@ -286,6 +286,21 @@ static inline int d9_schedstat(pid_t tid, uint64_t *run, uint64_t *delay,
 	return 0;
 }
 
+/* The number in the file at @path (a module parameter, a cgroup's
+ * counter), or -1. */
+static inline long long d9_read_number(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long long v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
 /* Write @s to the file at @path (a sysctl, a module parameter). */
 static inline int d9_write_file(const char *path, const char *s)
 {

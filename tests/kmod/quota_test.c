@@ -14,15 +14,7 @@
 
 static long read_long(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return (long)d9_read_number(path);
 }
 
 /* A session with @ring bytes per CPU, mapped (the rings exist then). */

@@ -23,15 +23,7 @@
 
 static long long read_walks(void)
 {
-	FILE *f = fopen(WALKS, "r");
-	long long v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return d9_read_number(WALKS);
 }
 
 /*
