@@ -41,7 +41,27 @@ struct opts {
 	enum sort sort;
 	int top;
 	bool json;
+	bool per_host;	/* --top N of each host, not of all */
 };
+
+/*
+ * Groups in ranked order, the first @top of each host kept (in place):
+ * the worst threads or services of every host in one run.  Their count.
+ */
+static size_t top_per_host(struct group *g, size_t ng, int top)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < ng; i++) {
+		int seen = 0;
+
+		for (size_t j = 0; j < kept; j++)
+			seen += !strcmp(g[j].first->host, g[i].first->host);
+		if (seen < top)
+			g[kept++] = g[i];
+	}
+	return kept;
+}
 
 static const char *const by_names[] = { "thread", "service", "host",
 					"host,service" };
@@ -306,13 +326,14 @@ static void usage(FILE *out)
 		"usage: dial9 fleet (DIR | s3://BUCKET[/PREFIX]) [--since T] [--until T]\n"
 		"         [--by thread|service|host|host,service] [--sort p99|max|total]\n"
 		"         [--top N] [--service S] [--host H] [--json] [--fetch DIR]\n"
-		"         [--keep DIR] [--endpoint URL] [--region R] [--max-rows N]\n"
+		"         [--keep DIR] [--endpoint URL] [--region R] [--max-rows N] [--per-host]\n"
 		"  T: 90s, 30m, 2h, 7d (ago), now, today, yesterday (00:00 UTC),\n"
 		"     YYYY-MM-DD[THH:MM[:SS]] (UTC), @EPOCH\n"
 		"The worst threads, services or hosts by runqueue delay, from the segment\n"
 		"summaries alone (docs/format.md). DIR is laid out like the bucket. From\n"
 		"S3 the summaries are fetched first (into --keep DIR, else a temporary\n"
 		"directory); --fetch DIR then downloads the segments of the worst delays.\n"
+		"--per-host: the --top N worst of each host, in one ranking.\n"
 		"--max-rows: rows (one per thread per segment) held at most, default\n"
 		"%d (about 200 bytes each); past it dial9 fleet stops with an error.\n"
 		"A line without host, service_name, boot_id, tid, segment_index,\n"
@@ -343,6 +364,10 @@ int cmd_fleet(int argc, char **argv)
 		}
 		if (!strcmp(a, "--json")) {
 			o.json = true;
+			continue;
+		}
+		if (!strcmp(a, "--per-host")) {
+			o.per_host = true;
 			continue;
 		}
 		if (a[0] != '-') {
@@ -492,7 +517,9 @@ int cmd_fleet(int argc, char **argv)
 	}
 	g_sort = o.sort;
 	d9_sort(g, ng, sizeof(*g), cmp_group);
-	if ((size_t)o.top < ng)
+	if (o.per_host)
+		ng = top_per_host(g, ng, o.top);
+	else if ((size_t)o.top < ng)
 		ng = (size_t)o.top;
 	if (o.json)
 		print_json(g, ng, &o, &rows, f.since, f.until);

@@ -26,7 +26,7 @@ static const struct {
 	{ "fleet", cmd_fleet, "fleet (DIR | s3://BUCKET[/PREFIX]) [--since T] [--until T]\n"
 			      "            [--by thread|service|host|host,service] [--sort p99|max|total]\n"
 			      "            [--top N] [--service S] [--host H] [--json]\n"
-			      "            [--fetch DIR] [--keep DIR] [--endpoint URL] [--region R] [--max-rows N]\n"
+			      "            [--fetch DIR] [--keep DIR] [--endpoint URL] [--region R] [--max-rows N] [--per-host]\n"
 			      "                                 worst threads, services, hosts by runqueue delay (summaries)" },
 	{ "info", cmd_info, "info TRACE...            metadata, counts, time range, losses" },
 	{ "ls", cmd_ls, "ls s3://BUCKET[/PREFIX] [--service S] [--host H] [--since T] [--until T]\n"

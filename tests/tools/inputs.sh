@@ -219,4 +219,14 @@ rc=0
 	bad "fleet --max-rows 1: exit $rc: $(head -3 "$T/fleet6.err")"
 ok "fleet: keyless rows left out and counted, --max-rows stops loudly"
 
+step "dial9 fleet --per-host: the worst of each host in one run"
+mkdir -p "$T/fleet7/summary/h/s"
+gzip -c tests/fuzz/seeds/fleet/rows.jsonl > "$T/fleet7/summary/h/s/00000001.json.gz"
+"$D9" fleet --since @0 --until @4102444800 --by thread --per-host --top 1 --json "$T/fleet7" |
+	node -e 'let s = ""; process.stdin.on("data", (d) => s += d).on("end", () => {
+		const g = JSON.parse(s).groups.map((x) => x.host + "/" + x.tid).join(" ");
+		if (g !== "h1/101 h2/203") { console.error(g); process.exit(1); } })' ||
+	bad "fleet --per-host --top 1: not the worst thread of each host"
+ok "fleet --per-host --top 1: h1's 101 and h2's 203"
+
 finish inputs
