@@ -358,6 +358,10 @@ struct d9_ktrace {
 
 /* Start a stream (one per flush, or per batch's worth: flush.c). */
 int d9_ktrace_begin(struct d9_ktrace *kt);
+/* A thread's name written again, as the recorder knows it (no kernel
+ * record: sched.thread_name, which no per-CPU count includes). */
+int d9_ktrace_thread_name(struct d9_ktrace *kt, uint64_t ts, uint32_t tid,
+			  uint32_t tgid, const char *comm, size_t len);
 /* Add one record; records of unknown types are skipped. */
 int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *rec);
 /*

@@ -35,6 +35,7 @@ enum {
 	KT_OCCUPANT_COMM,
 	KT_RING,
 	KT_SAMPLE,
+	KT_THREAD_NAME,
 	KT_NTYPES
 };
 
@@ -101,6 +102,11 @@ static const struct dial9_field f_comm[] = {
 	{ "cpu", DIAL9_U64 },
 };
 
+/* A name written again by the recorder (no kernel record, no CPU). */
+static const struct dial9_field f_thread_name[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "name", DIAL9_ISTR },
+};
+
 static const struct dial9_field f_sstat[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "run_ns", DIAL9_U64 },
 	{ "runq_delay_ns", DIAL9_U64 }, { "timeslices", DIAL9_U64 },
@@ -159,6 +165,7 @@ static const struct {
 	[KT_OCCUPANT_COMM] = { "sched.occupant_comm", f_occupant_comm, 4 },
 	[KT_RING] = { "sched.ring", f_ring, 4 },
 	[KT_SAMPLE] = { "sched.sample", f_sample, 8 },
+	[KT_THREAD_NAME] = { "sched.thread_name", f_thread_name, 3 },
 };
 
 int d9_ktrace_begin(struct d9_ktrace *kt)
@@ -281,6 +288,19 @@ static int add_stack(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		kt->stacks++;
 	}
 	return emit_values(kt, sample ? KT_SAMPLE : KT_STACK, h->time_ns, v);
+}
+
+int d9_ktrace_thread_name(struct d9_ktrace *kt, uint64_t ts, uint32_t tid,
+			  uint32_t tgid, const char *comm, size_t len)
+{
+	struct dial9_value v[3];
+
+	v[0] = dial9_u64(tid);
+	v[1] = dial9_u64(tgid);
+	v[2].type = DIAL9_ISTR;
+	v[2].str.ptr = comm;
+	v[2].str.len = d9_utf8_cut(comm, strnlen(comm, len));
+	return emit_values(kt, KT_THREAD_NAME, ts, v);
 }
 
 int d9_ktrace_mapping(struct d9_ktrace *kt, uint64_t ts,

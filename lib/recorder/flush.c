@@ -137,12 +137,13 @@ static int put_mapping(void *ctx, uint64_t ts, const struct d9_mapping *m)
 	return d9_ktrace_mapping(&r->kt, ts, m);
 }
 
-/* A name kept (names.c) into the stream, as its COMM record was. */
-static int names_add(void *ctx, const struct dial9_rec_header *rec)
+/* A name kept (names.c) into the stream, as sched.thread_name. */
+static int names_add(void *ctx, uint64_t ts, const struct d9_name *t)
 {
 	struct recorder *r = ctx;
 
-	return d9_ktrace_add(&r->kt, rec);
+	return d9_ktrace_thread_name(&r->kt, ts, t->tid, t->tgid, t->comm,
+				     sizeof(t->comm));
 }
 
 /*
@@ -390,6 +391,7 @@ void *d9_flush_main(void *arg)
 			    r->cfg.flush_nice);
 	pthread_setname_np(pthread_self(), "dial9-flush");
 	d9_flush_ignore_me(r);	/* the recorder does not record itself */
+	r->names_seg = d9_segw_index(r->segw);	/* the first has the COMMs */
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop) {
 		uint64_t req = r->flush_req, dreq = r->dump_req;

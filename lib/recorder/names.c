@@ -6,7 +6,9 @@
  * (a summary, a segment fetched from S3) had threads without names, and
  * a fleet grouping by name split one thread in two.  The flush thread
  * keeps the last name of each thread it has seen a COMM record of, and
- * writes them again at the start of each segment (flush.c).
+ * writes them again at the start of each segment (flush.c), as
+ * sched.thread_name: no kernel record, so that no per-CPU count of the
+ * records changes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -59,22 +61,15 @@ void d9_names_see(struct d9_names *n, const struct dial9_rec_comm *c)
 }
 
 int d9_names_each(const struct d9_names *n, uint64_t ts,
-		  int (*fn)(void *ctx, const struct dial9_rec_header *rec),
+		  int (*fn)(void *ctx, uint64_t ts, const struct d9_name *t),
 		  void *ctx)
 {
 	for (size_t i = 0; i < n->cap; i++) {
-		struct dial9_rec_comm c = { 0 };
 		int ret;
 
 		if (!n->v[i].tid)
 			continue;
-		c.hdr.type = DIAL9_REC_COMM;
-		c.hdr.size = sizeof(c);
-		c.hdr.time_ns = ts;
-		c.tid = n->v[i].tid;
-		c.tgid = n->v[i].tgid;
-		memcpy(c.comm, n->v[i].comm, sizeof(c.comm));
-		ret = fn(ctx, &c.hdr);
+		ret = fn(ctx, ts, &n->v[i]);
 		if (ret)
 			return ret;
 	}

@@ -75,9 +75,9 @@ struct recorder {
 
 /* A COMM record's name, kept (names.c). */
 void d9_names_see(struct d9_names *n, const struct dial9_rec_comm *c);
-/* Each name kept as a COMM record at @ts, to @fn; its first error. */
+/* Each name kept, to @fn (with @ts); its first error. */
 int d9_names_each(const struct d9_names *n, uint64_t ts,
-		  int (*fn)(void *ctx, const struct dial9_rec_header *rec),
+		  int (*fn)(void *ctx, uint64_t ts, const struct d9_name *t),
 		  void *ctx);
 void d9_names_free(struct d9_names *n);
 

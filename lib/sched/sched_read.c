@@ -37,6 +37,7 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 		{ "sched.occupants", SK_OCCUPANTS },
 		{ "sched.occupant_comm", SK_OCCUPANT_COMM },
 		{ "sched.wakeup", SK_WAKEUP }, { "sched.ring", SK_RING },
+		{ "sched.thread_name", SK_THREAD_NAME },
 	};
 
 	memset(f, 0, sizeof(*f));
@@ -235,6 +236,7 @@ int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 			f->to >= 0 ? (uint32_t)d9_sched_fu64(r, f->to) : UINT32_MAX);
 		return 0;
 	case SK_COMM:
+	case SK_THREAD_NAME:	/* the same name, written again by the recorder */
 		if (f->name >= 0 && (r->values[f->name].type == DIAL9_ISTR ||
 				     r->values[f->name].type == DIAL9_STR))
 			d9_sched_stats_name(st, src, r->ts_ns, tid, pid,

@@ -785,7 +785,9 @@ static void count_names(const struct dial9_record *r, void *arg)
 	struct names_seen *n = arg;
 	int tid, name;
 
-	if (r->kind != DIAL9_RECORD_EVENT || strcmp(r->schema->name, "sched.comm"))
+	if (r->kind != DIAL9_RECORD_EVENT ||
+	    (strcmp(r->schema->name, "sched.comm") &&
+	     strcmp(r->schema->name, "sched.thread_name")))
 		return;
 	tid = dial9_schema_field_index(r->schema, "tid");
 	name = dial9_schema_field_index(r->schema, "name");
@@ -810,7 +812,8 @@ static void *pong_twice(void *arg)
 /*
  * A thread named in the first segment has its name in the second too,
  * though the kernel named it once: a segment read alone (a summary, one
- * fetched from S3) names its threads.
+ * fetched from S3) names its threads.  The name written again is a
+ * sched.thread_name, no kernel record: each CPU's records still add up.
  */
 static void names_in_every_segment(void **state)
 {
