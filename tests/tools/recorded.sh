@@ -51,7 +51,13 @@ if (cs.length !== 1 || Math.abs(fromSync - ms(a)) > 1)
 	"$D9" sched --explain --min-delay 1 "$B/rec" > "$B/rec-explain.txt"
 	perf bench sched pipe -l 1000000 > /dev/null 2>&1 &
 	pp=$!
-	"$D9" sched --live -p $pp --threshold 5 --duration 1 > "$B/rec-live.txt" \
+	# its worker forked, so that the second it is followed has delays
+	# (a cold start of perf, after a long suite, can take longer)
+	for _ in $(seq 100); do
+		pgrep -P $pp > /dev/null && break
+		sleep 0.05
+	done
+	"$D9" sched --live -p $pp --threshold 5 --duration 2 > "$B/rec-live.txt" \
 		2> "$B/rec-live.err" || bad "sched --live: exit status"
 	kill $pp 2> /dev/null || true
 	wait $pp 2> /dev/null || true
