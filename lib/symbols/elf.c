@@ -278,7 +278,16 @@ static bool bytes_at(int fd, const void *mem, size_t len, uint64_t off,
 static const char *precheck(int fd, const void *mem, size_t len)
 {
 	unsigned char id[EI_NIDENT];
+	union {
+		Elf64_Ehdr e64;
+		Elf32_Ehdr e32;
+	} eh;
+	union {
+		Elf64_Shdr s64;
+		Elf32_Shdr s32;
+	} sh0;
 	uint64_t shoff, shnum, phnum, shentsize, phentsize;
+	size_t sh_size, ph_size, eh_size;
 
 	if (!bytes_at(fd, mem, len, 0, id, sizeof(id)) ||
 	    memcmp(id, ELFMAG, SELFMAG))
@@ -286,46 +295,39 @@ static const char *precheck(int fd, const void *mem, size_t len)
 	if (id[EI_DATA] != ELFDATA2LSB)
 		return NULL; /* big-endian: libelf's own checks */
 	if (id[EI_CLASS] == ELFCLASS64) {
-		Elf64_Ehdr eh;
-
-		if (!bytes_at(fd, mem, len, 0, &eh, sizeof(eh)))
-			return "corrupt ELF file: truncated ELF header";
-		shoff = eh.e_shoff;
-		shnum = eh.e_shnum;
-		phnum = eh.e_phnum;
-		shentsize = eh.e_shentsize;
-		phentsize = eh.e_phentsize;
-		if (shoff && !shnum) { /* the extended count */
-			Elf64_Shdr sh0;
-
-			if (!bytes_at(fd, mem, len, shoff, &sh0, sizeof(sh0)))
-				return "corrupt ELF file: headers past its end (truncated?)";
-			shnum = sh0.sh_size;
-		}
-		if ((shnum && shentsize != sizeof(Elf64_Shdr)) ||
-		    (phnum && phentsize != sizeof(Elf64_Phdr)))
-			return "corrupt ELF file: bad header entry sizes";
+		eh_size = sizeof(eh.e64);
+		sh_size = sizeof(Elf64_Shdr);
+		ph_size = sizeof(Elf64_Phdr);
 	} else if (id[EI_CLASS] == ELFCLASS32) {
-		Elf32_Ehdr eh;
-
-		if (!bytes_at(fd, mem, len, 0, &eh, sizeof(eh)))
-			return "corrupt ELF file: truncated ELF header";
-		shoff = eh.e_shoff;
-		shnum = eh.e_shnum;
-		phnum = eh.e_phnum;
-		if (shoff && !shnum) {
-			Elf32_Shdr sh0;
-
-			if (!bytes_at(fd, mem, len, shoff, &sh0, sizeof(sh0)))
-				return "corrupt ELF file: headers past its end (truncated?)";
-			shnum = sh0.sh_size;
-		}
-		if ((shnum && eh.e_shentsize != sizeof(Elf32_Shdr)) ||
-		    (phnum && eh.e_phentsize != sizeof(Elf32_Phdr)))
-			return "corrupt ELF file: bad header entry sizes";
+		eh_size = sizeof(eh.e32);
+		sh_size = sizeof(Elf32_Shdr);
+		ph_size = sizeof(Elf32_Phdr);
 	} else {
 		return NULL;
 	}
+	if (!bytes_at(fd, mem, len, 0, &eh, eh_size))
+		return "corrupt ELF file: truncated ELF header";
+	if (id[EI_CLASS] == ELFCLASS64) {
+		shoff = eh.e64.e_shoff;
+		shnum = eh.e64.e_shnum;
+		phnum = eh.e64.e_phnum;
+		shentsize = eh.e64.e_shentsize;
+		phentsize = eh.e64.e_phentsize;
+	} else {
+		shoff = eh.e32.e_shoff;
+		shnum = eh.e32.e_shnum;
+		phnum = eh.e32.e_phnum;
+		shentsize = eh.e32.e_shentsize;
+		phentsize = eh.e32.e_phentsize;
+	}
+	if (shoff && !shnum) { /* the extended count: section 0's sh_size */
+		if (!bytes_at(fd, mem, len, shoff, &sh0, sh_size))
+			return "corrupt ELF file: headers past its end (truncated?)";
+		shnum = id[EI_CLASS] == ELFCLASS64 ? sh0.s64.sh_size :
+						     sh0.s32.sh_size;
+	}
+	if ((shnum && shentsize != sh_size) || (phnum && phentsize != ph_size))
+		return "corrupt ELF file: bad header entry sizes";
 	if (shnum > ELF_MAX_HEADERS || phnum > ELF_MAX_HEADERS)
 		return "corrupt ELF file: more section or program headers than any object has";
 	return NULL;
