@@ -61,13 +61,13 @@ static int mkdir_open(const void *arg)
 	return 0;
 }
 
-/* A victim's file outside the trace: it must never change. */
-static char *victim_file(const char *dir)
+/* A victim's file @name in @dir: it must never change. */
+static char *victim_file(const char *dir, const char *name)
 {
 	char *p;
 	FILE *f;
 
-	if (asprintf(&p, "%s/precious", dir) < 0)
+	if (asprintf(&p, "%s/%s", dir, name) < 0)
 		abort();
 	f = fopen(p, "w");
 	assert_non_null(f);
@@ -199,7 +199,7 @@ static void planted_link_not_followed(void **state)
 	struct dial9_stats st = { .size = sizeof(st) };
 	(void)state;
 
-	precious = victim_file(dir);
+	precious = victim_file(dir, "precious");
 	cfg_for(&c, dir);
 	c.max_file_bytes = 4096;
 	c.max_disk_bytes = 1 << 20;
@@ -258,15 +258,7 @@ static void salvage_follows_no_link(void **state)
 	need_root();
 	/* the attacker could write the trace directory (as before the
 	 * checks): salvage must still be safe if it meets such entries */
-	snprintf(path, sizeof(path), "%s/00000001.dial9.active", elsewhere);
-	precious = strdup(path);
-	{
-		FILE *f = fopen(precious, "w");
-
-		assert_non_null(f);
-		fputs("precious\n", f);
-		fclose(f);
-	}
+	precious = victim_file(elsewhere, "00000001.dial9.active");
 	assert_int_equal(chmod(dir, 0777), 0);
 	assert_int_equal(as_user(ATTACKER, plant_salvage, &p), 0);
 	assert_int_equal(chmod(dir, 0700), 0);
