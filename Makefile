@@ -149,10 +149,12 @@ fuzz-kmod: deps module $(BUILD)/tests/kmod/fuzz_test $(BUILD)/tests/vm/exit
 # thread's last switch).  tests/stock/guest.sh says how.
 STOCK_BINS := /usr/bin/bpftrace /usr/bin/hackbench /usr/bin/stress-ng \
 	/usr/bin/perf /usr/bin/sysbench
-test-stock: deps module $(VM_DIAL9) $(BUILD)/tests/vm/exit $(BUILD)/tests/stock/occupy
+test-stock: deps module $(VM_DIAL9) $(BUILD)/tests/vm/exit $(BUILD)/tests/stock/occupy \
+		$(BUILD)/tests/tools/kconv
 	@DIAL9_VM_TIMEOUT=840 $(RUN_TESTS) test-stock$(VMSUF) -t $(VM_RUN_TIMEOUT) "vm: tests/vm/run.sh \
 		--kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) \
 		--mem 2048 $(addprefix --bin ,$(STOCK_BINS)) --file $(VM_DIAL9) \
+		--file $(BUILD)/tests/tools/kconv \
 		--file tests/stock/refprobe.bt --file tests/stock/culprits.sh \
 		--file $(BUILD)/tests/stock/occupy --checks tests/stock/guest.sh \
 		--tests '' --out $(BUILD)/vm-stock$(VMSUF)"

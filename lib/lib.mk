@@ -225,8 +225,15 @@ $(TOOLS_T)/mktrace: tests/tools/mktrace.c tests/tools/mktrace_stacks.c \
 		-o $@ tests/tools/mktrace.c tests/tools/mktrace_stacks.c \
 		tests/tools/mktrace_samples.c $(LIB_A) $(LIB_LDLIBS)
 
+# kconv: a trace of kernel chunks rewritten as the encoding pipeline
+# wrote it (version 1), for the tests that compare the two.
+$(TOOLS_T)/kconv: tests/tools/kconv.c $(LIB_HDRS) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE -Ilib/include -Ilib -Iuapi \
+		-o $@ tests/tools/kconv.c $(LIB_A) $(LIB_LDLIBS)
+
 .PHONY: test-tools
-test-tools: $(TOOLS_T)/dial9 $(TOOLS_T)/mktrace
+test-tools: $(TOOLS_T)/dial9 $(TOOLS_T)/mktrace $(TOOLS_T)/kconv
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	$(RUN_TESTS) test-tools -t 120 $(foreach s,synthetic recorded inputs symbols,\
 		"$(s): tests/tools/$(s).sh $(TOOLS_T)")
@@ -264,7 +271,8 @@ test-fleet: $(TOOLS_T)/dial9 s3-server fleet-deps
 # ---- fuzzing (clang libFuzzer) ----------------------------------------------
 FUZZ_B := $(BUILD)/fuzz
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_B)/%,$(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_LIB_SRCS := $(wildcard lib/format/*.c)
+# (utf8.c: names cut in kernel chunks, format/kchunk.c)
+FUZZ_LIB_SRCS := $(wildcard lib/format/*.c) lib/common/utf8.c
 
 FUZZ_FLAGS := -std=gnu11 -O1 -g $(WARN) -fno-sanitize-recover=all
 # The command's targets (fuzz_cli_*.c, one per subcommand that reads

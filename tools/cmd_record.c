@@ -253,13 +253,14 @@ int cmd_record(int argc, char **argv)
 	}
 	dial9_stop();
 	dial9_get_stats(&st);
-	fprintf(stderr, "dial9 record: %llu scheduler events from %s, %llu lost; %llu segments in %s, %llu evicted by the %s budget\n",
+	fprintf(stderr, "dial9 record: %llu scheduler records from %s (%llu encoded here), %llu lost; %llu segments in %s, %llu evicted by the %s budget\n",
 		(unsigned long long)st.sched_events, st.sched_backend,
+		(unsigned long long)st.sched_encoded,
 		(unsigned long long)st.sched_lost,
 		(unsigned long long)st.segments_sealed, st.dir,
 		(unsigned long long)st.segments_evicted,
 		cfg.storage == DIAL9_STORAGE_MEMORY ? "memory" : "disk");
-	fprintf(stderr, "dial9 record: the recorder's threads used %.3f ms of CPU (%.0f ns per scheduler event); its ring reader ran at SCHED_FIFO %u for %.3f ms in %u stretches (%u cut short by its budget)\n",
+	fprintf(stderr, "dial9 record: the recorder's threads used %.3f ms of CPU (%.0f ns per scheduler record); its ring reader ran at SCHED_FIFO %u for %.3f ms in %u stretches (%u cut short by its budget)\n",
 		(double)st.recorder_cpu_ns / 1e6,
 		st.sched_events ? (double)st.recorder_cpu_ns /
 				  (double)st.sched_events : 0.0,

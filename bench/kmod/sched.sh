@@ -103,9 +103,9 @@ run() {
 		rec=" rec_ns=$(num rec_ns /tmp/out) rec_sw=$(num rec_sw /tmp/out)"
 		rec="$rec written=$(num written /tmp/out)" ;;
 	dial9-record)
-		# "dial9 record: N scheduler events from B, L lost; ..."
+		# "dial9 record: N scheduler records from B (E encoded here), L lost; ..."
 		dial9 record -o /tmp/d9rec --children -- $cmd >/tmp/out 2>/tmp/err
-		events=$(sed -n 's/^dial9 record: \([0-9]*\) scheduler events.*/\1/p' /tmp/err)
+		events=$(sed -n 's/^dial9 record: \([0-9]*\) scheduler records.*/\1/p' /tmp/err)
 		lost=$(sed -n 's/^dial9 record: .*, \([0-9]*\) lost.*/\1/p' /tmp/err) ;;
 	dial9-self)
 		$cmd -s >/tmp/out 2>/tmp/err

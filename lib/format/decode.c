@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dial9.h"
+#include "format/kchunk.h"
 #include "format/wire.h"
 
 struct dschema {
@@ -36,6 +37,7 @@ struct dial9_decoder {
 	uint32_t nstrs, strs_cap;
 	struct dial9_kv *kv;
 	unsigned int kv_cap;
+	struct d9_kdec *kdec;	/* kernel chunks (version 2), if any */
 	struct dial9_value vals[D9_MAX_FIELDS];
 };
 
@@ -69,6 +71,7 @@ void dial9_decoder_free(struct dial9_decoder *d)
 	if (!d)
 		return;
 	reset_stream(d);
+	d9_kdec_free(d->kdec);
 	free(d->strs);
 	free(d->kv);
 	free(d);
@@ -77,6 +80,13 @@ void dial9_decoder_free(struct dial9_decoder *d)
 uint64_t dial9_decoder_offset(const struct dial9_decoder *d)
 {
 	return d->err ? d->err_off : d->pos;
+}
+
+static int fail(struct dial9_decoder *d, int err, size_t off)
+{
+	d->err = err;
+	d->err_off = off;
+	return err;
 }
 
 /* A bounded reader over [p, end); "trunc" is the error for running off
@@ -307,6 +317,19 @@ static int parse_control(struct dial9_decoder *d, uint8_t tag, struct rd *r,
 	case D9_F_BATCH_END:
 		rec->kind = DIAL9_RECORD_BATCH_END;
 		return 1;
+	case D9_F_KLAYOUT:
+		return d9_kdec_layout(&d->kdec, r->p, (size_t)(r->end - r->p));
+	case D9_F_KCHUNK:
+		return d9_kdec_chunk(&d->kdec, r->p, (size_t)(r->end - r->p),
+				     rec->offset);
+	case D9_F_KHORIZON: {
+		uint64_t h;
+
+		if ((ret = rd_u64le(r, &h)))
+			return ret;
+		d9_kdec_horizon(d->kdec, h);
+		return 0;
+	}
 	default:
 		return 0; /* a frame from a future writer: skip it */
 	}
@@ -387,11 +410,18 @@ static int parse_event(struct dial9_decoder *d, uint8_t tag, struct rd *r,
 	return 1;
 }
 
-static int fail(struct dial9_decoder *d, int err, size_t off)
+/* The next kernel event that is due (all of them at @end): 1, 0, <0. */
+static int kernel_next(struct dial9_decoder *d, bool end,
+		       struct dial9_record *rec)
 {
-	d->err = err;
-	d->err_off = off;
-	return err;
+	uint64_t off = d->pos;
+	int ret = d9_kdec_next(d->kdec, end, rec, &off);
+
+	if (ret < 0)
+		return fail(d, ret, (size_t)off);
+	if (ret > 0)
+		rec->stream = d->nstreams ? d->nstreams - 1 : 0;
+	return ret;
 }
 
 int dial9_decoder_next(struct dial9_decoder *d, struct dial9_record *rec)
@@ -402,6 +432,10 @@ int dial9_decoder_next(struct dial9_decoder *d, struct dial9_record *rec)
 		uint8_t tag;
 		int ret;
 
+		/* kernel records up to the last horizon go first */
+		ret = kernel_next(d, d->pos >= d->len, rec);
+		if (ret)
+			return ret;
 		/* before any pointer arithmetic: buf is NULL for empty input */
 		if (d->pos >= d->len)
 			return 0;
@@ -415,9 +449,10 @@ int dial9_decoder_next(struct dial9_decoder *d, struct dial9_record *rec)
 			if (r.p[0] != D9_MAGIC1 || r.p[1] != D9_MAGIC2 ||
 			    r.p[2] != D9_MAGIC3)
 				return fail(d, -EBADMSG, start);
-			if (r.p[3] != D9_VERSION)
+			if (r.p[3] < D9_VERSION_MIN || r.p[3] > D9_VERSION)
 				return fail(d, -EPROTONOSUPPORT, start);
 			reset_stream(d);
+			d9_kdec_stream(d->kdec);
 			d->nstreams++;
 			d->pos = start + D9_HEADER_LEN;
 			rec->kind = DIAL9_RECORD_STREAM;

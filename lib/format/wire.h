@@ -13,7 +13,9 @@
 #define D9_MAGIC1 0xD9
 #define D9_MAGIC2 'T'
 #define D9_MAGIC3 'R'
-#define D9_VERSION 1
+/* Written by this library; readers take D9_VERSION_MIN up to it. */
+#define D9_VERSION 2
+#define D9_VERSION_MIN 1
 #define D9_HEADER_LEN 5
 
 /* Control frames: tag, varint payload length, payload. */
@@ -26,6 +28,10 @@ enum {
 	D9_F_CLOCK_SYNC = 0x05,
 	D9_F_THREAD = 0x06,
 	D9_F_BATCH_END = 0x07,
+	/* version 2: the kernel's records as it wrote them (kchunk.c) */
+	D9_F_KLAYOUT = 0x08,
+	D9_F_KCHUNK = 0x09,
+	D9_F_KHORIZON = 0x0a,
 	D9_F_CONTROL_MAX = 0x3f,
 	D9_F_EVENT_BASE = 0x40, /* 0x40..0xfe: event, type id = tag - 0x40 */
 	D9_F_EVENT_EXT = 0xff,  /* event, varint type id follows */
@@ -44,6 +50,14 @@ enum {
 struct dial9_encoder;
 int d9_encoder_event_u64(struct dial9_encoder *e, uint32_t id, uint64_t ts,
 			 const uint64_t *v);
+
+/* kernel layout frame: field flags */
+#define D9_KL_SIGNED 0x1	/* two's complement */
+#define D9_KL_ARRAY 0x2		/* u64s from offset, as many as field "nr" */
+/* the type number of the header every record starts with */
+#define D9_KL_HEADER 0xffff
+/* the queue of a chunk whose records are in time order already */
+#define D9_KQ_MERGED 0xffffffffu
 
 /* Wire classes: top three bits of a field type. */
 enum { D9_W_VARINT = 0, D9_W_FIXED64 = 1, D9_W_LEN = 2 };

@@ -372,6 +372,10 @@ struct dial9_stats {
 	uint64_t sched_reader_rt_ns;
 	uint32_t sched_reader_rt_entries;
 	uint32_t sched_reader_rt_capped;
+	/* Scheduler records the recorder decoded and encoded as events
+	 * itself: 0, as every backend's records go into the segments as
+	 * they were written (docs/format.md, kernel chunks). */
+	uint64_t sched_encoded;
 };
 
 /*

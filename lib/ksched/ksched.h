@@ -134,6 +134,28 @@ int d9_ksched_queue_rest(struct dial9_ksched *k, unsigned int cpu,
 			 struct d9_kq *in, bool grow);
 
 /*
+ * The raw transport (ksched_drain.c): what has been read, handed to @fn
+ * per CPU (the perf and schedstat backends: queue 0, in time order) as
+ * bytes of whole records, as the kernel wrote them or as the backend
+ * made them, with PAD where a record was left out (an ignored thread's),
+ * and taken; nothing is merged or copied again.  *@horizon is lowered to
+ * what is sure to be in; with @final the session is stopped first (as
+ * dial9_ksched_drain() does at UINT64_MAX) and *@horizon is UINT64_MAX.
+ * The bytes are valid until the next call.
+ */
+typedef int (*d9_ksched_chunk_fn)(void *ctx, unsigned int cpu, const void *p,
+				  size_t n);
+int d9_ksched_take(struct dial9_ksched *k, uint64_t *horizon, bool final,
+		   d9_ksched_chunk_fn fn, void *ctx);
+/* The last read: the session stopped, the drops at the end announced. */
+int d9_ksched_final(struct dial9_ksched *k);
+/* Whether the reader stopped for room (a take is due now). */
+static inline bool d9_ksched_inbox_full(const struct dial9_ksched *k)
+{
+	return __atomic_load_n(&k->inbox_full, __ATOMIC_RELAXED);
+}
+
+/*
  * Backends d9_ksched_open() leaves out: for dial9_config.sched (PERF,
  * SCHEDSTAT) and for tests; and what it asks dial9.ko for beyond the
  * public options (DIAL9_SCHED_STACKS).  Not in struct dial9_ksched_opts,
@@ -354,6 +376,7 @@ struct d9_ktrace {
 	uint64_t stacks;	/* STACK records, total */
 	uint64_t samples_missed;	/* timer periods they say were skipped */
 	uint64_t sample_period_ns;	/* what one SAMPLE stands for */
+	uint64_t encoded;	/* records d9_ktrace_add() encoded, total */
 };
 
 /* Start a stream (one per flush, or per batch's worth: flush.c). */
@@ -372,6 +395,16 @@ int d9_ktrace_ring(struct d9_ktrace *kt, uint64_t ts, unsigned int cpu,
 		   uint64_t written, uint64_t lost, uint64_t filtered);
 /* End the stream; the bytes stay valid until the next begin. */
 int d9_ktrace_end(struct d9_ktrace *kt, const void **data, size_t *len);
+
+/* ---- klayout.c: the kernel layout frame (docs/format.md) ---- */
+#define D9_KLAYOUT_MAX 4096
+/*
+ * The whole frame (tag, length, payload) at @buf: the record layout of
+ * <linux/dial9.h> and of D9_REC_SCHEDSTAT, @source the backend, and what
+ * one SAMPLE stands for.  Its length, 0 if @cap is too small.
+ */
+size_t d9_klayout_frame(uint8_t *buf, size_t cap, const char *source,
+			uint64_t sample_period_ns);
 
 /* ---- kmaps.c: a process's executable mappings, for its stacks ---- */
 #define D9_BUILD_ID_MAX 20

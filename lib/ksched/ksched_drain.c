@@ -63,7 +63,7 @@ static int spill(struct dial9_ksched *k)
  * The last read: stop the session, so that what the kernel dropped at the
  * end, which no later record's LOST announces, is still in the stream.
  */
-static int ksched_final(struct dial9_ksched *k)
+int d9_ksched_final(struct dial9_ksched *k)
 {
 	uint64_t horizon = UINT64_MAX;
 	int ret = d9_ksched_reader_halt(k);
@@ -97,7 +97,7 @@ static int ksched_final(struct dial9_ksched *k)
 int dial9_ksched_drain(struct dial9_ksched *k, uint64_t horizon_ns,
 		       dial9_ksched_fn fn, void *ctx)
 {
-	int n = 0, ret = horizon_ns == UINT64_MAX ? ksched_final(k) :
+	int n = 0, ret = horizon_ns == UINT64_MAX ? d9_ksched_final(k) :
 			 d9_ksched_collect(k, &horizon_ns);
 
 	if (ret) {
@@ -142,4 +142,39 @@ int dial9_ksched_drain(struct dial9_ksched *k, uint64_t horizon_ns,
 	}
 	ret = spill(k);
 	return ret ? ret : n;
+}
+
+/* One queue's records, handed over as they are and taken. */
+static int take_queue(struct d9_kq *q, unsigned int cpu, d9_ksched_chunk_fn fn,
+		      void *ctx)
+{
+	int ret = 0;
+
+	if (q->off < q->len)
+		ret = fn(ctx, cpu, q->buf + q->off, q->len - q->off);
+	q->off = q->len = 0;
+	return ret;
+}
+
+int d9_ksched_take(struct dial9_ksched *k, uint64_t *horizon, bool final,
+		   d9_ksched_chunk_fn fn, void *ctx)
+{
+	int ret = final ? d9_ksched_final(k) : d9_ksched_collect(k, horizon);
+
+	if (final)
+		*horizon = UINT64_MAX;
+	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++) {
+		/* what an earlier drain left comes first: it is older */
+		ret = take_queue(&k->q[cpu], cpu, fn, ctx);
+		if (!ret && k->spare)
+			ret = take_queue(&k->spare[cpu], cpu, fn, ctx);
+	}
+	/* the inboxes taken, empty again, grown if they were full */
+	for (unsigned int cpu = 0; k->spare && cpu < k->ncpu; cpu++) {
+		int r = d9_ksched_queue_rest(k, cpu, &k->spare[cpu], true);
+
+		if (!ret)
+			ret = r;
+	}
+	return ret;
 }

@@ -385,7 +385,7 @@ static bool ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
 			n = whole_records(k->data[cpu] + off, n,
 					  in->cap - in->len);
 		if (!n) {
-			k->inbox_full = true;	/* wait for the swap */
+			__atomic_store_n(&k->inbox_full, true, __ATOMIC_RELAXED);
 			break;
 		}
 		memcpy(in->buf + in->len, k->data[cpu] + off, n);
@@ -488,7 +488,7 @@ int d9_ksched_collect(struct dial9_ksched *k, uint64_t *horizon)
 	}
 	safe = k->collected_ns;
 	full = k->inbox_full;
-	k->inbox_full = false;
+	__atomic_store_n(&k->inbox_full, false, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&k->mu);
 	/*
 	 * The reader stopped for room and left records in a ring: room now.

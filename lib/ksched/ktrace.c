@@ -15,158 +15,8 @@
 #include "dial9.h"
 #include "ksched/ksched.h"
 #include "common/text.h"
+#include "format/kschema.h"
 #include "format/wire.h"
-
-enum {
-	KT_SWITCH_OUT = 1,
-	KT_SWITCH_IN,
-	KT_WAKING,
-	KT_WAKEUP,
-	KT_MIGRATE,
-	KT_EXIT,
-	KT_LOST,
-	KT_COMM,
-	KT_SCHEDSTAT,
-	KT_UNFOLLOWED,
-	KT_STACK,
-	KT_MAPPING,
-	KT_CPU_SWITCH,
-	KT_OCCUPANTS,
-	KT_OCCUPANT_COMM,
-	KT_RING,
-	KT_SAMPLE,
-	KT_THREAD_NAME,
-	KT_NTYPES
-};
-
-/* prio: the kernel's, 0..139 (0 where the kernel redacted the task) */
-static const struct dial9_field f_out[] = {
-	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
-	{ "state", DIAL9_U64 }, { "preempted", DIAL9_BOOL },
-	{ "next_tid", DIAL9_U64 }, { "runq_total_ns", DIAL9_U64 },
-	{ "runq_count", DIAL9_U64 }, { "totals_known", DIAL9_BOOL },
-	{ "next_pid", DIAL9_U64 }, { "next_prio", DIAL9_U64 },
-};
-static const struct dial9_field f_in[] = {
-	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
-	{ "runq_delay_ns", DIAL9_U64 }, { "delay_known", DIAL9_BOOL },
-	{ "prev_tid", DIAL9_U64 }, { "runq_total_ns", DIAL9_U64 },
-	{ "runq_count", DIAL9_U64 }, { "totals_known", DIAL9_BOOL },
-	{ "prev_pid", DIAL9_U64 }, { "prev_prio", DIAL9_U64 },
-	{ "prio", DIAL9_U64 },
-};
-/*
- * A switch between two tasks the recording does not record, on a CPU where
- * a recorded one waited (DIAL9_CFG_OCCUPANTS): no "tid" field, as it is
- * no thread's event.
- */
-static const struct dial9_field f_cpu_switch[] = {
-	{ "cpu", DIAL9_U64 }, { "prev_tid", DIAL9_U64 },
-	{ "prev_pid", DIAL9_U64 }, { "prev_prio", DIAL9_U64 },
-	{ "next_tid", DIAL9_U64 }, { "next_pid", DIAL9_U64 },
-	{ "next_prio", DIAL9_U64 },
-};
-/* Once per stream: the CPUs' switches are whole while one waits. */
-static const struct dial9_field f_occupants[] = {
-	{ "cpu", DIAL9_U64 },
-};
-/* The name of such a task (a privileged recording only). */
-static const struct dial9_field f_occupant_comm[] = {
-	{ "occupant_tid", DIAL9_U64 }, { "occupant_pid", DIAL9_U64 },
-	{ "name", DIAL9_ISTR }, { "cpu", DIAL9_U64 },
-};
-static const struct dial9_field f_waking[] = {
-	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
-	{ "waker_tid", DIAL9_U64 }, { "waker_pid", DIAL9_U64 },
-	{ "from_irq", DIAL9_BOOL },
-};
-static const struct dial9_field f_wakeup[] = {
-	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
-	{ "target_cpu", DIAL9_U64 }, { "new_task", DIAL9_BOOL },
-};
-/* cpu, here and below: the CPU whose ring carried the record */
-static const struct dial9_field f_migrate[] = {
-	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 },
-	{ "from_cpu", DIAL9_U64 }, { "to_cpu", DIAL9_U64 },
-	{ "cpu", DIAL9_U64 },
-};
-static const struct dial9_field f_exit[] = {
-	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 },
-	{ "process_exit", DIAL9_BOOL }, { "cpu", DIAL9_U64 },
-};
-static const struct dial9_field f_lost[] = {
-	{ "cpu", DIAL9_U64 }, { "count", DIAL9_U64 },
-};
-static const struct dial9_field f_comm[] = {
-	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "name", DIAL9_ISTR },
-	{ "cpu", DIAL9_U64 },
-};
-
-/* A name written again by the recorder (no kernel record, no CPU). */
-static const struct dial9_field f_thread_name[] = {
-	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "name", DIAL9_ISTR },
-};
-
-static const struct dial9_field f_sstat[] = {
-	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "run_ns", DIAL9_U64 },
-	{ "runq_delay_ns", DIAL9_U64 }, { "timeslices", DIAL9_U64 },
-};
-static const struct dial9_field f_unfollowed[] = {
-	{ "pid", DIAL9_U64 }, { "parent_pid", DIAL9_U64 },
-	{ "privileged_exec", DIAL9_BOOL }, { "cpu", DIAL9_U64 },
-};
-/* One CPU's ring at the end of a recording: its counters (format.md) */
-static const struct dial9_field f_ring[] = {
-	{ "cpu", DIAL9_U64 }, { "written", DIAL9_U64 }, { "lost", DIAL9_U64 },
-	{ "filtered", DIAL9_U64 },
-};
-
-/* frames: the addresses, innermost first, as little-endian u64s */
-static const struct dial9_field f_stack[] = {
-	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
-	{ "truncated", DIAL9_BOOL }, { "frames", DIAL9_BYTES },
-	{ "waker", DIAL9_BOOL },
-};
-/*
- * an on-CPU sample: frames as sched.stack's; period_ns of CPU time;
- * missed: periods the CPU's timer skipped since its previous sample
- */
-static const struct dial9_field f_sample[] = {
-	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
-	{ "truncated", DIAL9_BOOL }, { "frames", DIAL9_BYTES },
-	{ "in_kernel", DIAL9_BOOL }, { "period_ns", DIAL9_U64 },
-	{ "missed", DIAL9_U64 },
-};
-static const struct dial9_field f_mapping[] = {
-	{ "pid", DIAL9_U64 }, { "start", DIAL9_U64 }, { "end", DIAL9_U64 },
-	{ "offset", DIAL9_U64 }, { "path", DIAL9_STR },
-	{ "build_id", DIAL9_BYTES },
-};
-
-static const struct {
-	const char *name;
-	const struct dial9_field *f;
-	uint32_t n;
-} kt_types[KT_NTYPES] = {
-	[KT_SWITCH_OUT] = { "sched.switch_out", f_out, 11 },
-	[KT_SWITCH_IN] = { "sched.switch_in", f_in, 12 },
-	[KT_WAKING] = { "sched.waking", f_waking, 6 },
-	[KT_WAKEUP] = { "sched.wakeup", f_wakeup, 5 },
-	[KT_MIGRATE] = { "sched.migrate", f_migrate, 5 },
-	[KT_EXIT] = { "sched.exit", f_exit, 4 },
-	[KT_LOST] = { "sched.lost", f_lost, 2 },
-	[KT_COMM] = { "sched.comm", f_comm, 4 },
-	[KT_SCHEDSTAT] = { "sched.schedstat", f_sstat, 5 },
-	[KT_UNFOLLOWED] = { "sched.unfollowed", f_unfollowed, 4 },
-	[KT_STACK] = { "sched.stack", f_stack, 6 },
-	[KT_MAPPING] = { "sched.mapping", f_mapping, 6 },
-	[KT_CPU_SWITCH] = { "sched.cpu_switch", f_cpu_switch, 7 },
-	[KT_OCCUPANTS] = { "sched.occupants", f_occupants, 1 },
-	[KT_OCCUPANT_COMM] = { "sched.occupant_comm", f_occupant_comm, 4 },
-	[KT_RING] = { "sched.ring", f_ring, 4 },
-	[KT_SAMPLE] = { "sched.sample", f_sample, 8 },
-	[KT_THREAD_NAME] = { "sched.thread_name", f_thread_name, 3 },
-};
 
 int d9_ktrace_begin(struct d9_ktrace *kt)
 {
@@ -181,8 +31,8 @@ static __attribute__((noinline)) int define_schema(struct d9_ktrace *kt,
 						   unsigned int type)
 {
 	int ret = dial9_encoder_schema(kt->enc, type, DIAL9_KIND_INSTANT,
-				       kt_types[type].name, kt_types[type].n,
-				       kt_types[type].f);
+				       d9_kschemas[type].name, d9_kschemas[type].n,
+				       d9_kschemas[type].f);
 
 	if (!ret)
 		kt->defined |= 1u << type;
@@ -249,7 +99,7 @@ static int cpu_switch(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 	v[4] = sw->next_tid;
 	v[5] = sw->next_tgid;
 	v[6] = prio(sw->next_prio);
-	return emit(kt, KT_CPU_SWITCH, h->time_ns, v);
+	return emit(kt, D9_KS_CPU_SWITCH, h->time_ns, v);
 }
 
 /* A STACK or SAMPLE record (the same layout) as sched.stack or .sample. */
@@ -287,7 +137,7 @@ static int add_stack(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 	} else {
 		kt->stacks++;
 	}
-	return emit_values(kt, sample ? KT_SAMPLE : KT_STACK, h->time_ns, v);
+	return emit_values(kt, sample ? D9_KS_SAMPLE : D9_KS_STACK, h->time_ns, v);
 }
 
 int d9_ktrace_thread_name(struct d9_ktrace *kt, uint64_t ts, uint32_t tid,
@@ -300,7 +150,7 @@ int d9_ktrace_thread_name(struct d9_ktrace *kt, uint64_t ts, uint32_t tid,
 	v[2].type = DIAL9_ISTR;
 	v[2].str.ptr = comm;
 	v[2].str.len = d9_utf8_cut(comm, strnlen(comm, len));
-	return emit_values(kt, KT_THREAD_NAME, ts, v);
+	return emit_values(kt, D9_KS_THREAD_NAME, ts, v);
 }
 
 int d9_ktrace_mapping(struct d9_ktrace *kt, uint64_t ts,
@@ -318,7 +168,7 @@ int d9_ktrace_mapping(struct d9_ktrace *kt, uint64_t ts,
 	v[5].type = DIAL9_BYTES;
 	v[5].str.ptr = m->build_id;
 	v[5].str.len = m->build_id_len;
-	return emit_values(kt, KT_MAPPING, ts, v);
+	return emit_values(kt, D9_KS_MAPPING, ts, v);
 }
 
 int d9_ktrace_ring(struct d9_ktrace *kt, uint64_t ts, unsigned int cpu,
@@ -326,7 +176,7 @@ int d9_ktrace_ring(struct d9_ktrace *kt, uint64_t ts, unsigned int cpu,
 {
 	const uint64_t v[4] = { cpu, written, lost, filtered };
 
-	return emit(kt, KT_RING, ts, v);
+	return emit(kt, D9_KS_RING, ts, v);
 }
 
 int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
@@ -342,6 +192,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 	bool totals;
 	int ret = 0;
 
+	kt->encoded++;
 	switch (h->type) {
 	case DIAL9_REC_SWITCH:
 		/* An older module's record ends before the totals. */
@@ -350,9 +201,9 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		totals = h->size >= sizeof(*sw) &&
 			 (h->flags & DIAL9_SWITCH_TOTALS);
 		if ((h->flags & DIAL9_SWITCH_OCCUPANTS) &&
-		    !(kt->defined & (1u << KT_OCCUPANTS))) {
+		    !(kt->defined & (1u << D9_KS_OCCUPANTS))) {
 			v[0] = h->cpu;
-			ret = emit(kt, KT_OCCUPANTS, h->time_ns, v);
+			ret = emit(kt, D9_KS_OCCUPANTS, h->time_ns, v);
 		}
 		if (!ret && !(h->flags & (DIAL9_SWITCH_PREV_TARGET |
 					  DIAL9_SWITCH_NEXT_TARGET)))
@@ -371,7 +222,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 			v[8] = totals;
 			v[9] = sw->next_tgid;
 			v[10] = prio(sw->next_prio);
-			ret = emit(kt, KT_SWITCH_OUT, h->time_ns, v);
+			ret = emit(kt, D9_KS_SWITCH_OUT, h->time_ns, v);
 		}
 		if (!ret && (h->flags & DIAL9_SWITCH_NEXT_TARGET) &&
 		    sw->next_tid && sw->next_tid != DIAL9_TID_REDACTED) {
@@ -387,7 +238,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 			v[9] = sw->prev_tgid;
 			v[10] = prio(sw->prev_prio);
 			v[11] = prio(sw->next_prio);
-			ret = emit(kt, KT_SWITCH_IN, h->time_ns, v);
+			ret = emit(kt, D9_KS_SWITCH_IN, h->time_ns, v);
 		}
 		return ret;
 	case DIAL9_REC_WAKING:
@@ -399,7 +250,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		v[3] = wk->waker_tid;
 		v[4] = wk->waker_tgid;
 		v[5] = !!(h->flags & DIAL9_WAKE_FROM_IRQ);
-		return emit(kt, KT_WAKING, h->time_ns, v);
+		return emit(kt, D9_KS_WAKING, h->time_ns, v);
 	case DIAL9_REC_WAKEUP:
 	case DIAL9_REC_WAKEUP_NEW:
 		if (h->size < sizeof(*wk))
@@ -409,7 +260,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		v[2] = h->cpu;
 		v[3] = wk->target_cpu;
 		v[4] = h->type == DIAL9_REC_WAKEUP_NEW;
-		return emit(kt, KT_WAKEUP, h->time_ns, v);
+		return emit(kt, D9_KS_WAKEUP, h->time_ns, v);
 	case DIAL9_REC_MIGRATE:
 		if (h->size < sizeof(*mg))
 			return -EPROTO;
@@ -418,7 +269,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		v[2] = mg->orig_cpu;
 		v[3] = mg->dest_cpu;
 		v[4] = h->cpu;
-		return emit(kt, KT_MIGRATE, h->time_ns, v);
+		return emit(kt, D9_KS_MIGRATE, h->time_ns, v);
 	case DIAL9_REC_EXIT:
 		if (h->size < sizeof(*ex))
 			return -EPROTO;
@@ -426,14 +277,14 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		v[1] = ex->tgid;
 		v[2] = !!(h->flags & DIAL9_EXIT_GROUP_DEAD);
 		v[3] = h->cpu;
-		return emit(kt, KT_EXIT, h->time_ns, v);
+		return emit(kt, D9_KS_EXIT, h->time_ns, v);
 	case DIAL9_REC_LOST:
 		if (h->size < sizeof(*lo))
 			return -EPROTO;
 		kt->lost += lo->count;
 		v[0] = h->cpu;
 		v[1] = lo->count;
-		return emit(kt, KT_LOST, h->time_ns, v);
+		return emit(kt, D9_KS_LOST, h->time_ns, v);
 	case DIAL9_REC_COMM: {
 		struct dial9_value cv[4];
 
@@ -448,7 +299,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		cv[3] = dial9_u64(h->cpu);
 		/* a task the recording does not record: not a thread's name */
 		return emit_values(kt, h->flags & DIAL9_COMM_OCCUPANT ?
-				   KT_OCCUPANT_COMM : KT_COMM, h->time_ns, cv);
+				   D9_KS_OCCUPANT_COMM : D9_KS_COMM, h->time_ns, cv);
 	}
 	case DIAL9_REC_STACK:
 	case DIAL9_REC_SAMPLE:
@@ -461,7 +312,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		v[2] = !!(h->flags & DIAL9_UNFOLLOWED_EXEC);
 		v[3] = h->cpu;
 		kt->unfollowed++;
-		return emit(kt, KT_UNFOLLOWED, h->time_ns, v);
+		return emit(kt, D9_KS_UNFOLLOWED, h->time_ns, v);
 	case D9_REC_SCHEDSTAT: {
 		const struct d9_rec_schedstat *ss = (const void *)h;
 
@@ -472,7 +323,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		v[2] = ss->run_ns;
 		v[3] = ss->delay_ns;
 		v[4] = ss->slices;
-		return emit(kt, KT_SCHEDSTAT, h->time_ns, v);
+		return emit(kt, D9_KS_SCHEDSTAT, h->time_ns, v);
 	}
 	default:
 		return 0;	/* a newer module's record: skip */

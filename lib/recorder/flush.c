@@ -84,59 +84,6 @@ static void report_losses(struct recorder *r)
 	r->invalid_reported = invalid;
 }
 
-/* The stream of scheduler events so far into the segments. */
-static void ksched_write(struct recorder *r)
-{
-	const void *data;
-	size_t len;
-
-	if (r->kt.nevents && !d9_ktrace_end(&r->kt, &data, &len)) {
-		d9_segw_write_raw(r->segw, data, len);
-		r->sched_events += r->kt.nevents;
-	}
-}
-
-static int put_mapping(void *ctx, uint64_t ts, const struct d9_mapping *m);
-
-/*
- * One record into the stream; a stream that reached a batch's size
- * (buffer_bytes, or a segment's if smaller) is written and a new one
- * begun: a flush after a burst is several batches, so segments rotate at
- * max_file_bytes and the budget evicts old ones, not the newest whole.
- */
-static void ksched_record(void *ctx, const struct dial9_rec_header *rec)
-{
-	struct recorder *r = ctx;
-	size_t len;
-
-	/* a stack of a process without mappings in the trace gets them
-	 * (the records that matter tested here: most are switches) */
-	if (rec->type == DIAL9_REC_COMM && rec->size >= sizeof(struct dial9_rec_comm))
-		d9_names_see(&r->names, (const void *)rec);
-	if (r->maps_on && (rec->type == DIAL9_REC_STACK ||
-			   rec->type == DIAL9_REC_SAMPLE ||
-			   rec->type == DIAL9_REC_COMM) &&
-	    d9_kmaps_follow_rec(&r->maps, rec, put_mapping, r))
-		r->sched_error = -ENOMEM;
-	if (d9_ktrace_add(&r->kt, rec)) {
-		r->sched_error = -EPROTO;
-		return;
-	}
-	dial9_encoder_data(r->kt.enc, &len);
-	if (len < r->kt_batch_bytes)
-		return;
-	ksched_write(r);
-	if (d9_ktrace_begin(&r->kt))
-		r->sched_error = -ENOMEM;
-}
-
-static int put_mapping(void *ctx, uint64_t ts, const struct d9_mapping *m)
-{
-	struct recorder *r = ctx;
-
-	return d9_ktrace_mapping(&r->kt, ts, m);
-}
-
 /* A name kept (names.c) into the stream, as sched.thread_name. */
 static int names_add(void *ctx, uint64_t ts, const struct d9_name *t)
 {
@@ -160,10 +107,10 @@ static void write_mappings(struct recorder *r)
 
 	r->maps_due = false;
 	if (!(r->cfg.sched_flags & DIAL9_SCHED_NO_SELF))
-		d9_kmaps_follow_read(&r->maps, getpid(), ts, put_mapping, r);
+		d9_kmaps_follow_read(&r->maps, getpid(), ts, d9_kstream_put_mapping, r);
 	for (uint32_t i = 0; i < r->cfg.sched_npids; i++)
 		d9_kmaps_follow_read(&r->maps, r->cfg.sched_pids[i], ts,
-				     put_mapping, r);
+				     d9_kstream_put_mapping, r);
 }
 
 /*
@@ -186,22 +133,27 @@ static void write_ring_counts(struct recorder *r)
 }
 
 /*
- * Scheduler records older than @horizon into the trace, in time order;
- * returns how many events that made.
+ * The scheduler records read so far into the trace, as they were written
+ * (kstream.c), with @horizon (lowered to what the reader is sure to have
+ * read; UINT64_MAX: the last take); returns how many events that made.
  */
 static uint64_t ksched_flush(struct recorder *r, uint64_t horizon)
 {
 	uint64_t before = r->sched_events;
+	bool final = horizon == UINT64_MAX;
 	int ret;
 
-	if (!r->ks || d9_ktrace_begin(&r->kt))
+	if (!r->ks)
 		return 0;
-	/* ksched_record()'s batch size: buffer_bytes, or a segment's */
+	r->next_ktake = d9_clock_gettime_ns() + KSCHED_TAKE_NS;
+	/* a stream's size at most: buffer_bytes, or a segment's */
 	r->kt_batch_bytes = r->cfg.buffer_bytes < r->cfg.max_file_bytes ?
 			    r->cfg.buffer_bytes : r->cfg.max_file_bytes;
 	if (r->maps_due)
 		write_mappings(r);
-	ret = dial9_ksched_drain(r->ks, horizon, ksched_record, r);
+	ret = d9_ksched_take(r->ks, &horizon, final, d9_kstream_chunk, r);
+	/* what was taken before an error is whole and goes in */
+	d9_kstream_end(r, ret ? 0 : horizon);
 	if (ret >= 0 && r->names_seg != d9_segw_index(r->segw)) {
 		/* a new segment: every thread's name again, so that it is
 		 * read alone with names (names.c) */
@@ -213,10 +165,10 @@ static uint64_t ksched_flush(struct recorder *r, uint64_t horizon)
 		r->sched_error = ret;
 		dial9_ksched_close(r->ks);
 		r->ks = NULL;
-	} else if (horizon == UINT64_MAX) {
+	} else if (final) {
 		write_ring_counts(r);
 	}
-	ksched_write(r);
+	d9_kstream_encoded(r);
 	return r->sched_events - before;
 }
 
@@ -260,6 +212,17 @@ void d9_flush_ksched_open(struct recorder *r)
 		 dial9_ksched_backend(r->ks));
 	if (d9_ksched_samples(r->ks))
 		r->kt.sample_period_ns = 1000000000ull / r->cfg.cpu_sample_hz;
+	r->sched_error = d9_kstream_init(r, r->sched_backend,
+					 r->kt.sample_period_ns);
+	if (!r->sched_error && d9_ktrace_begin(&r->kt))
+		r->sched_error = -ENOMEM;
+	if (r->sched_error) {
+		d9_log("no scheduler events: %s",
+		       dial9_strerror(r->sched_error));
+		dial9_ksched_close(r->ks);
+		r->ks = NULL;
+		return;
+	}
 	/* what the addresses of stacks and samples are read against */
 	r->maps_due = ((skip & D9_KSCHED_STACKS) &&
 		       !strcmp(r->sched_backend, "dial9.ko")) ||
@@ -384,7 +347,7 @@ void *d9_flush_main(void *arg)
 	uint64_t next_refine = now + REFINE_INTERVAL_NS;
 	uint64_t rotation_ns = (uint64_t)r->cfg.rotation_secs * 1000000000ull;
 	uint64_t wait_ms = r->cfg.flush_interval_ms, next_kick = 0;
-	bool step_two = false, rotate_after = false;
+	bool step_two = false, rotate_after = false, kbusy = false;
 
 	if (r->cfg.flush_nice > 0)
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),
@@ -453,8 +416,13 @@ void *d9_flush_main(void *arg)
 		busy |= drain_collector(r) > 0;
 		if (rotate_after && !step_two && r->ks)
 			dial9_ksched_sync(r->ks, 1000);	/* into this segment */
-		busy |= ksched_flush(r, rotate_after && !step_two ? now :
-				     now - KSCHED_HORIZON_NS) > 0;
+		/* the kernel's records: every KSCHED_TAKE_NS, or now */
+		if (r->ks && ((rotate_after && !step_two) ||
+			      now >= r->next_ktake ||
+			      d9_ksched_inbox_full(r->ks)))
+			kbusy = ksched_flush(r, rotate_after && !step_two ? now :
+					     now - KSCHED_HORIZON_NS) > 0;
+		busy |= kbusy;
 		report_losses(r);
 		if (rotate_after && !step_two) {
 			/*

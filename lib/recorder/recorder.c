@@ -248,6 +248,7 @@ static void sched_stats(struct recorder *r, struct dial9_stats *st)
 	st->sched_samples = r->kt.samples;
 	st->sched_samples_missed = r->kt.samples_missed;
 	st->sched_stacks = r->kt.stacks;
+	st->sched_encoded = r->kt.encoded;
 	st->cpu_sample_hz = r->kt.sample_period_ns ? r->cfg.cpu_sample_hz : 0;
 	st->sched_reader_prio = r->ks ? dial9_ksched_reader_prio(r->ks) : 0;
 	if (r->ks) {

@@ -11,12 +11,14 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "dial9.h"
 #include "record/record.h"
 #include "ksched/ksched.h"
 #include "segment/segment.h"
 #include "pipeline/pipeline.h"
+#include "format/wire.h"
 #define MIB (1024ull * 1024)
 #define DRAIN_INTERVAL_NS 1000000000ull
 #define REFINE_INTERVAL_NS 1000000000ull
@@ -31,6 +33,23 @@ struct d9_names {
 	struct d9_name *v;	/* open addressing by tid, a power of two */
 	size_t cap, n;
 	uint64_t dropped;	/* names not kept (past 65536, or no memory) */
+};
+
+/*
+ * One stream of kernel chunks being gathered (kstream.c): its header and
+ * layout frame, then per CPU the head of a chunk frame and the records
+ * where they lie (the reader's inbox), then its horizon and batch end.
+ */
+#define KS_IOV 256
+struct d9_kstream {
+	struct iovec iov[KS_IOV];
+	uint8_t heads[KS_IOV][16];	/* chunk frames' tag, length, CPU */
+	uint8_t head[D9_HEADER_LEN + D9_KLAYOUT_MAX];
+	size_t head_len;
+	uint8_t tail[32];		/* horizon and batch end frames */
+	unsigned int niov;
+	size_t bytes;			/* from the stream header on */
+	uint64_t records;		/* in this stream */
 };
 
 struct recorder {
@@ -54,6 +73,8 @@ struct recorder {
 	bool maps_on;              /* stacks or samples: mappings wanted */
 	struct d9_kmaps_follow maps; /* whose were written, since when */
 	uint64_t sched_events;
+	struct d9_kstream ks_out;	/* the kernel's records, as written */
+	uint64_t next_ktake;		/* when the flush thread takes them */
 	int sched_error;
 	char sched_backend[16];
 	char sched_note[512];
@@ -101,6 +122,26 @@ extern atomic_int d9_dump_signal;
  * hands over a batch wakes it at once (d9_collector_nap).
  */
 #define IDLE_TICK_MS 2000u
+
+/*
+ * The flush thread takes the kernel's records (the reader's inboxes) at
+ * most this often, unless a flush, a rotation or a full inbox asks for
+ * it: each stream of chunks carries its layout frame (about 1.2 KB).
+ */
+#define KSCHED_TAKE_NS 100000000ull
+
+/* ---- kstream.c: the kernel's records into segments, as written ---- */
+/* The stream's head (header, layout of @backend), once. */
+int d9_kstream_init(struct recorder *r, const char *backend,
+		    uint64_t sample_period_ns);
+/* A d9_ksched_chunk_fn: @n bytes of CPU @cpu's records, by reference. */
+int d9_kstream_chunk(void *ctx, unsigned int cpu, const void *p, size_t n);
+/* A sched.mapping event into the encoded stream (r->kt). */
+int d9_kstream_put_mapping(void *ctx, uint64_t ts, const struct d9_mapping *m);
+/* The encoded stream (mappings, names, ring counts) written, begun anew. */
+void d9_kstream_encoded(struct recorder *r);
+/* The stream gathered, with @horizon, written; records it held. */
+uint64_t d9_kstream_end(struct recorder *r, uint64_t horizon);
 
 /* ---- config.c ---- */
 /* Copy a caller's config (maybe from an older, smaller struct) into @c

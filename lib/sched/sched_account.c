@@ -108,6 +108,7 @@ static bool is_record(int kind)
 	case SK_OUT: case SK_IN: case SK_WAKING: case SK_WAKEUP:
 	case SK_MIGRATE: case SK_EXIT: case SK_COMM: case SK_UNFOLLOWED:
 	case SK_STACK: case SK_CPU_SWITCH: case SK_OCCUPANT_COMM: case SK_SAMPLE:
+	case SK_UNKNOWN:	/* a record of a type the reader does not know */
 		return true;
 	}
 	return false;

@@ -38,6 +38,7 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 		{ "sched.occupant_comm", SK_OCCUPANT_COMM },
 		{ "sched.wakeup", SK_WAKEUP }, { "sched.ring", SK_RING },
 		{ "sched.thread_name", SK_THREAD_NAME },
+		{ "sched.unknown", SK_UNKNOWN },
 	};
 
 	memset(f, 0, sizeof(*f));

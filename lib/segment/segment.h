@@ -42,6 +42,14 @@ int d9_segw_open(struct d9_segw **out, const struct d9_seg_opts *o);
 /* Append n batches (each a whole stream). Never blocks on a fault:
  * failed batches are counted lost. Returns events written. */
 uint64_t d9_segw_write(struct d9_segw *w, struct d9_batch **b, unsigned int n);
+/*
+ * Append one stream of @n pieces (@nevents events in it) with one write:
+ * a segment rotates before it or after it, never inside.  Returns
+ * @nevents, or 0 when it was lost (counted as a lost batch).
+ */
+struct iovec;
+uint64_t d9_segw_write_stream(struct d9_segw *w, const struct iovec *iov,
+			      unsigned int n, uint64_t nevents);
 /* Append bytes written by the flush thread itself (loss events). */
 void d9_segw_write_raw(struct d9_segw *w, const void *p, size_t n);
 /* Whether the active segment, with batches, is rotation_ns old at @now

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "format/wire.h"
@@ -492,6 +493,87 @@ uint64_t d9_segw_write(struct d9_segw *w, struct d9_batch **b, unsigned int n)
 	if (w->fd >= 0 && w->size >= w->o.max_file)
 		d9_segw_rotate(w);
 	return written;
+}
+
+/* @iov[0..n) at @off, whole: 0 or -errno (io_uring's one writev, or
+ * pwritev; a short write is finished with pwrite). */
+static int writev_all(struct d9_segw *w, const struct iovec *iov,
+		      unsigned int n, uint64_t off)
+{
+	ssize_t done;
+	int ret;
+
+	if (w->uring) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
+		struct io_uring_cqe *cqe;
+
+		io_uring_prep_writev(sqe, w->fd, iov, n, off);
+		ret = io_uring_submit_and_wait(&w->ring, 1);
+		if (ret < 0)
+			return ret;
+		ret = io_uring_wait_cqe(&w->ring, &cqe);
+		if (ret)
+			return ret;
+		done = cqe->res;
+		io_uring_cqe_seen(&w->ring, cqe);
+	} else {
+		do
+			done = pwritev(w->fd, iov, (int)n, (off_t)off);
+		while (done < 0 && errno == EINTR);
+		if (done < 0)
+			done = -errno;
+	}
+	if (done < 0)
+		return (int)done;
+	for (unsigned int i = 0; i < n; i++) {
+		size_t skip = (size_t)done < iov[i].iov_len ? (size_t)done :
+							      iov[i].iov_len;
+
+		done -= (ssize_t)skip;
+		off += skip;
+		if (skip == iov[i].iov_len)
+			continue;
+		ret = pwrite_all(w->fd, (const uint8_t *)iov[i].iov_base + skip,
+				 iov[i].iov_len - skip, off);
+		if (ret)
+			return ret;
+		off += iov[i].iov_len - skip;
+	}
+	return 0;
+}
+
+uint64_t d9_segw_write_stream(struct d9_segw *w, const struct iovec *iov,
+			      unsigned int n, uint64_t nevents)
+{
+	struct d9_batch b = { .nevents = nevents };
+	int err;
+
+	for (unsigned int i = 0; i < n; i++)
+		b.len += iov[i].iov_len;
+	if (w->broken)
+		try_reopen(w);
+	if (w->fd >= 0 && !w->broken && w->nbatches &&
+	    w->size + b.len > w->o.max_file)
+		d9_segw_rotate(w);
+	if (w->broken || w->fd < 0) {
+		count(w, &b, false);
+		return 0;
+	}
+	err = writev_all(w, iov, n, w->size);
+	if (err) {
+		if (ftruncate(w->fd, (off_t)w->size))
+			(void)0; /* the next successful write overwrites it */
+		count(w, &b, false);
+		fault(w, err, "write a segment");
+		return 0;
+	}
+	w->size += b.len;
+	w->nbatches++;
+	count(w, &b, true);
+	healthy(w);
+	if (w->size >= w->o.max_file)
+		d9_segw_rotate(w);
+	return nevents;
 }
 
 void d9_segw_write_raw(struct d9_segw *w, const void *p, size_t n)

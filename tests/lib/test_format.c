@@ -400,7 +400,7 @@ static void corrupt_input_classes(void **state)
 	expect_error(&b, -EBADMSG, 0, "bad magic");
 
 	b.n = 0;
-	put(&b, "\x00\xd9TR\x02", 5);
+	put(&b, "\x00\xd9TR\x03", 5);
 	expect_error(&b, -EPROTONOSUPPORT, 0, "future version");
 
 	b.n = 0;

@@ -328,6 +328,48 @@ reference_whole() {
 	fi
 }
 
+# transport LABEL: the recording host wrote dial9.ko's records as the
+# kernel wrote them, encoding none (dial9 record's summary says how many
+# it encoded), and the readers make of them what the encoding pipeline
+# made: the trace rewritten as that pipeline wrote it (kconv: the records
+# read through <linux/dial9.h>'s structs, merged by time, encoded by the
+# library's encoder, format version 1) gives the same figures, culprits
+# and per-CPU accounting, byte for byte.
+transport() {
+	enc=$(sed -n 's/^dial9 record: [0-9]* scheduler records from dial9.ko (\([0-9]*\) encoded here).*/\1/p' /tmp/rec.err)
+	if [ "$enc" = 0 ]; then
+		ok "$1: no scheduler record encoded on the recording host"
+	else
+		notok "$1: '$enc' scheduler records encoded on the recording host"
+	fi
+	rm -rf /tmp/v1 && mkdir -p /tmp/v1
+	for f in /tmp/"$1"/*/*.dial9; do
+		kconv "$f" "/tmp/v1/$(basename "$f")" || notok "$1: kconv $f"
+	done
+	same=0 diff=
+	for how in "--json" "--culprits --json" "--explain"; do
+		# shellcheck disable=SC2086
+		dial9 sched $how "/tmp/$1" >/tmp/raw.out 2>&1
+		# shellcheck disable=SC2086
+		dial9 sched $how /tmp/v1 >/tmp/v1.out 2>&1
+		if cmp -s /tmp/raw.out /tmp/v1.out; then
+			same=$((same + 1))
+		else
+			diff="$diff '$how'"
+			diff /tmp/raw.out /tmp/v1.out | head -n 6 | sed 's/^/# /'
+		fi
+	done
+	dial9 info "/tmp/$1" | grep ' dropped by the kernel: ' >/tmp/raw.out
+	dial9 info /tmp/v1 | grep ' dropped by the kernel: ' >/tmp/v1.out
+	cmp -s /tmp/raw.out /tmp/v1.out && same=$((same + 1)) ||
+		diff="$diff info"
+	if [ -z "$diff" ]; then
+		ok "$1: chunks decoded as the encoding pipeline wrote them ($same outputs alike)"
+	else
+		notok "$1: chunks and the encoding pipeline differ in$diff"
+	fi
+}
+
 # run LABEL CMD...: record CMD; its tasks' lines of the reference are
 # those bpftrace printed meanwhile.
 run() {
@@ -352,6 +394,7 @@ run() {
 	accounting "$label"
 	compare "$label" "/tmp/$label" /tmp/ref.txt
 	culprits "$label" "/tmp/$label"
+	transport "$label"
 }
 
 # More runnable tasks than the two CPUs, processes and threads that fork,

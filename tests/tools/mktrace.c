@@ -26,6 +26,7 @@
 
 #include "dial9.h"
 #include "mktrace.h"
+#include "format/kschema.h"
 
 enum { OUT = 1, IN, WAKING, COMM, BEGIN_REQ, END_REQ, BEGIN_Q, END_Q,
        BEGIN_FLUSH, INSTANT, COUNTER, GAUGE };
@@ -212,30 +213,9 @@ static const struct dial9_field f_in9[] = {
 static const struct dial9_field f_lost[] = {
 	{ "cpu", DIAL9_U64 }, { "count", DIAL9_U64 },
 };
-/* As libdial9 writes them with dial9.ko's occupants (ktrace.c); the
- * occupants case has no totals (delays from runq_delay_ns). */
-static const struct dial9_field f_out11[] = {
-	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
-	{ "state", DIAL9_U64 }, { "preempted", DIAL9_BOOL },
-	{ "next_tid", DIAL9_U64 }, { "runq_total_ns", DIAL9_U64 },
-	{ "runq_count", DIAL9_U64 }, { "totals_known", DIAL9_BOOL },
-	{ "next_pid", DIAL9_U64 }, { "next_prio", DIAL9_U64 },
-};
-static const struct dial9_field f_in12[] = {
-	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
-	{ "runq_delay_ns", DIAL9_U64 }, { "delay_known", DIAL9_BOOL },
-	{ "prev_tid", DIAL9_U64 }, { "runq_total_ns", DIAL9_U64 },
-	{ "runq_count", DIAL9_U64 }, { "totals_known", DIAL9_BOOL },
-	{ "prev_pid", DIAL9_U64 }, { "prev_prio", DIAL9_U64 },
-	{ "prio", DIAL9_U64 },
-};
-static const struct dial9_field f_cpusw[] = {
-	{ "cpu", DIAL9_U64 }, { "prev_tid", DIAL9_U64 },
-	{ "prev_pid", DIAL9_U64 }, { "prev_prio", DIAL9_U64 },
-	{ "next_tid", DIAL9_U64 }, { "next_pid", DIAL9_U64 },
-	{ "next_prio", DIAL9_U64 },
-};
-static const struct dial9_field f_occ[] = { { "cpu", DIAL9_U64 } };
+/* The occupants case: as libdial9 writes them (format/kschema.c), but
+ * without totals (delays from runq_delay_ns); the occupant's name as
+ * older writers wrote it, without a cpu. */
 static const struct dial9_field f_ocomm[] = {
 	{ "occupant_tid", DIAL9_U64 }, { "occupant_pid", DIAL9_U64 },
 	{ "name", DIAL9_ISTR },
@@ -243,6 +223,14 @@ static const struct dial9_field f_ocomm[] = {
 static const struct dial9_field f_unf[] = {
 	{ "pid", DIAL9_U64 }, { "parent_pid", DIAL9_U64 },
 };
+
+/* Schema @id as libdial9's sched.* type @t (format/kschema.c). */
+static int ks_schema(struct dial9_encoder *e, uint32_t id, unsigned int t)
+{
+	return dial9_encoder_schema(e, id, DIAL9_KIND_INSTANT,
+				    d9_kschemas[t].name, d9_kschemas[t].n,
+				    d9_kschemas[t].f);
+}
 
 void sched_begin(struct dial9_encoder *e, const char *host, const char *boot)
 {
@@ -423,10 +411,10 @@ static void occupants_case(struct dial9_encoder *e, const char *dir)
 	const struct otask p = { 4001, 4001, 120 }, q = { 4002, 4002, 120 };
 
 	sched_begin(e, NULL, NULL);
-	CHECK(dial9_encoder_schema(e, S_OUT11, DIAL9_KIND_INSTANT, "sched.switch_out", 11, f_out11));
-	CHECK(dial9_encoder_schema(e, S_IN12, DIAL9_KIND_INSTANT, "sched.switch_in", 12, f_in12));
-	CHECK(dial9_encoder_schema(e, S_CPUSW, DIAL9_KIND_INSTANT, "sched.cpu_switch", 7, f_cpusw));
-	CHECK(dial9_encoder_schema(e, S_OCC, DIAL9_KIND_INSTANT, "sched.occupants", 1, f_occ));
+	CHECK(ks_schema(e, S_OUT11, D9_KS_SWITCH_OUT));
+	CHECK(ks_schema(e, S_IN12, D9_KS_SWITCH_IN));
+	CHECK(ks_schema(e, S_CPUSW, D9_KS_CPU_SWITCH));
+	CHECK(ks_schema(e, S_OCC, D9_KS_OCCUPANTS));
 	CHECK(dial9_encoder_schema(e, S_OCOMM, DIAL9_KIND_INSTANT, "sched.occupant_comm", 3, f_ocomm));
 	{
 		struct dial9_value v[1] = { dial9_u64(0) };

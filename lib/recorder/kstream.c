@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kstream.c - the kernel's scheduler records into segments as they were
+ * written (docs/format.md, "Kernel chunks"): each CPU's bytes, as the
+ * reader thread copied them out of its ring, become one chunk frame of a
+ * stream, written from where they lie with one writev.  Nothing here
+ * decodes or encodes a record: the walk below reads each record's type
+ * and size only, to find the names (COMM) and the processes whose
+ * mappings the stacks need (STACK, SAMPLE, COMM), and to cut a stream at
+ * a record's end when it reaches a batch's size.
+ */
+#include <errno.h>
+#include <string.h>
+#include <linux/dial9.h>
+
+#include "recorder/recorder.h"
+
+int d9_kstream_put_mapping(void *ctx, uint64_t ts, const struct d9_mapping *m)
+{
+	struct recorder *r = ctx;
+
+	return d9_ktrace_mapping(&r->kt, ts, m);
+}
+
+void d9_kstream_encoded(struct recorder *r)
+{
+	const void *data;
+	size_t len;
+
+	if (r->kt.nevents && !d9_ktrace_end(&r->kt, &data, &len)) {
+		d9_segw_write_raw(r->segw, data, len);
+		r->sched_events += r->kt.nevents;
+	}
+	if (d9_ktrace_begin(&r->kt))
+		r->sched_error = -ENOMEM;
+}
+
+int d9_kstream_init(struct recorder *r, const char *backend,
+		    uint64_t sample_period_ns)
+{
+	struct d9_kstream *s = &r->ks_out;
+	size_t n;
+
+	d9_put_header(s->head);
+	n = d9_klayout_frame(s->head + D9_HEADER_LEN,
+			     sizeof(s->head) - D9_HEADER_LEN, backend,
+			     sample_period_ns);
+	if (!n)
+		return -EOVERFLOW;
+	s->head_len = D9_HEADER_LEN + n;
+	s->niov = 0;
+	s->bytes = 0;
+	s->records = 0;
+	return 0;
+}
+
+/* The counts of the stats (dial9_stats sched_*): a few record types. */
+static void count(struct d9_ktrace *kt, const struct dial9_rec_header *h)
+{
+	const struct dial9_rec_stack *st = (const void *)h;
+
+	switch (h->type) {
+	case DIAL9_REC_LOST:
+		if (h->size >= sizeof(struct dial9_rec_lost))
+			kt->lost += ((const struct dial9_rec_lost *)
+				     (const void *)h)->count;
+		break;
+	case DIAL9_REC_UNFOLLOWED:
+		kt->unfollowed++;
+		break;
+	case DIAL9_REC_STACK:
+		kt->stacks++;
+		break;
+	case DIAL9_REC_SAMPLE:
+		kt->samples++;
+		if (h->size >= sizeof(*st))
+			kt->samples_missed += st->reserved;
+		break;
+	}
+}
+
+/* Write the stream gathered, ended by @horizon (0: none) and its batch
+ * end frame. */
+static uint64_t stream_write(struct recorder *r, uint64_t horizon)
+{
+	struct d9_kstream *s = &r->ks_out;
+	uint8_t *p = s->tail;
+	uint64_t n = s->records;
+
+	if (!s->niov)
+		return 0;
+	/* the mappings its stacks are read against go first */
+	d9_kstream_encoded(r);
+	if (horizon) {
+		*p++ = D9_F_KHORIZON;
+		*p++ = 8;
+		p = d9_put_u64le(p, horizon);
+	}
+	s->bytes += (size_t)(p - s->tail);
+	*p++ = D9_F_BATCH_END;
+	{
+		uint8_t len[D9_MAX_VARINT];
+		size_t ll = (size_t)(d9_put_varint(len, s->bytes) - len);
+
+		p = d9_put_varint(p, ll);
+		memcpy(p, len, ll);
+		p += ll;
+	}
+	s->iov[s->niov].iov_base = s->tail;
+	s->iov[s->niov++].iov_len = (size_t)(p - s->tail);
+	d9_segw_write_stream(r->segw, s->iov, s->niov, n);
+	r->sched_events += n;
+	s->niov = 0;
+	s->bytes = 0;
+	s->records = 0;
+	return n;
+}
+
+/* A piece of @n bytes of CPU @cpu's records, as one chunk frame. */
+static void add_piece(struct recorder *r, unsigned int cpu, const void *p,
+		      size_t n)
+{
+	struct d9_kstream *s = &r->ks_out;
+	uint8_t *h, *e;
+	uint8_t id[D9_MAX_VARINT];
+	size_t idl = (size_t)(d9_put_varint(id, cpu) - id);
+
+	if (s->niov + 3 > KS_IOV)	/* two here, one for the tail */
+		stream_write(r, 0);
+	if (!s->niov) {
+		s->iov[0].iov_base = s->head;
+		s->iov[0].iov_len = s->head_len;
+		s->niov = 1;
+		s->bytes = s->head_len;
+	}
+	h = s->heads[s->niov];
+	h[0] = D9_F_KCHUNK;
+	e = d9_put_varint(h + 1, idl + n);
+	memcpy(e, id, idl);
+	e += idl;
+	s->iov[s->niov].iov_base = h;
+	s->iov[s->niov++].iov_len = (size_t)(e - h);
+	s->iov[s->niov].iov_base = (void *)p;
+	s->iov[s->niov++].iov_len = n;
+	s->bytes += (size_t)(e - h) + n;
+}
+
+int d9_kstream_chunk(void *ctx, unsigned int cpu, const void *p, size_t n)
+{
+	struct recorder *r = ctx;
+	struct d9_kstream *s = &r->ks_out;
+	const unsigned char *b = p, *start = p;
+
+	for (size_t at = 0; at < n;) {
+		const struct dial9_rec_header *h = (const void *)(b + at);
+		size_t piece = (size_t)(b + at - start);
+		size_t bytes = s->niov ? s->bytes : s->head_len;
+
+		/* a batch's worth: the stream ends before this record */
+		if ((piece || s->niov) &&
+		    bytes + piece + h->size + 64 > r->kt_batch_bytes) {
+			if (piece)
+				add_piece(r, cpu, start, piece);
+			stream_write(r, 0);
+			start = b + at;
+		}
+		/* the ring reader checked them: whole records, sizes of 8 */
+		if (h->type == DIAL9_REC_COMM &&
+		    h->size >= sizeof(struct dial9_rec_comm))
+			d9_names_see(&r->names, (const void *)h);
+		if (r->maps_on && (h->type == DIAL9_REC_STACK ||
+				   h->type == DIAL9_REC_SAMPLE ||
+				   h->type == DIAL9_REC_COMM) &&
+		    d9_kmaps_follow_rec(&r->maps, h, d9_kstream_put_mapping, r))
+			r->sched_error = -ENOMEM;
+		if (h->type != DIAL9_REC_PAD)
+			s->records++;
+		count(&r->kt, h);
+		at += h->size;
+	}
+	if (start < b + n)
+		add_piece(r, cpu, start, (size_t)(b + n - start));
+	return 0;
+}
+
+uint64_t d9_kstream_end(struct recorder *r, uint64_t horizon)
+{
+	return stream_write(r, horizon);
+}
