@@ -231,6 +231,9 @@ int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 				f->irq >= 0 && d9_sched_fbool(r, f->irq));
 		return f->cpu >= 0 ? d9_sched_stats_cpu_seen(st, src,
 			(uint32_t)d9_sched_fu64(r, f->cpu), r->ts_ns) : 0;
+	case SK_EXIT:
+		d9_sched_stats_exit(st, src, r->ts_ns, tid, pid);
+		return 0;
 	case SK_MIGRATE:
 		d9_sched_stats_migrate(st, src, r->ts_ns, tid, pid,
 			f->from >= 0 ? (uint32_t)d9_sched_fu64(r, f->from) : UINT32_MAX,

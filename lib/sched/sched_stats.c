@@ -617,12 +617,24 @@ void d9_sched_stats_sample(struct sched_stats *st, uint32_t src,
 	t->ss_slices = slices;
 }
 
+void d9_sched_stats_exit(struct sched_stats *st, uint32_t src, uint64_t ts,
+			 uint32_t tid, uint32_t tgid)
+{
+	long ti = d9_sched_stats_find(st, src, tid, tgid);
+
+	if (ti >= 0)
+		st->threads[ti].exit_ns = ts;
+}
+
 void d9_sched_stats_close(struct sched_stats *st, size_t i, uint64_t end_ns,
 		       struct sched_result *res)
 {
 	struct sched_thread *t = &st->threads[i];
 	struct sched_result r = { .thread = i };
 
+	/* gone at its exit: it did not run on to the end of the trace */
+	if (t->exit_ns && t->exit_ns >= t->since && t->exit_ns < end_ns)
+		end_ns = t->exit_ns;
 	if (t->state != SCHED_NONE && end_ns >= t->since)
 		gap(st, t, true, end_ns, end_ns, &r);
 	account(t, &r);

@@ -99,6 +99,9 @@ struct sched_thread {
 	uint32_t waker_tid, waker_tgid;
 	bool waker_irq;
 	int32_t prio;			/* at its newest switch-in (-1: not known) */
+	/* its sched.exit, or 0: where a backend that does not follow it to
+	 * its last switch-out (perf) has it end (d9_sched_stats_close) */
+	uint64_t exit_ns;
 	/* with st->culprits, after d9_sched_stats_finish: largest first */
 	struct sched_culprit *culprits;
 	size_t nculprits, culprits_cap;
@@ -214,6 +217,13 @@ void d9_sched_stats_sample(struct sched_stats *st, uint32_t src,
 			uint64_t time_ns, uint32_t tid, uint32_t tgid,
 			uint64_t run_ns, uint64_t delay_ns, uint64_t slices);
 /* End thread @i's open interval at @end_ns (into @res, may be NULL). */
+/* Thread @tid exited at @ts (sched.exit); a thread not seen is not made. */
+void d9_sched_stats_exit(struct sched_stats *st, uint32_t src, uint64_t ts,
+			 uint32_t tid, uint32_t tgid);
+/*
+ * Close thread @i's open interval at @end_ns, or at its exit if nothing
+ * of it came after that (perf sees no switch-out past a task's exit).
+ */
 void d9_sched_stats_close(struct sched_stats *st, size_t i, uint64_t end_ns,
 		       struct sched_result *res);
 /* Close open intervals at @end_ns (the end of the observed window). */

@@ -66,4 +66,27 @@ if (cs.length !== 1 || Math.abs(fromSync - ms(a)) > 1)
 		bad "info, sched --explain, sched --live: wall clock"
 fi
 
+step "perf backend: a thread's on-CPU time ends at its exit"
+# awk burns CPU, reads its own schedstat (the kernel's on-CPU time, ns)
+# just before it exits, then sh sleeps on: dial9 sched must not run awk
+# on to the end of the trace (perf sees no switch-out after an exit).
+rm -rf "$B/exit"
+if "$D9" record -o "$B/exit" -- sh -c "awk 'BEGIN { for (i = 0; i < 2000000; i++) s += i; getline l < \"/proc/self/schedstat\"; print l > \"$B/exit.ss\" }'; sleep 0.4" \
+	> /dev/null 2> "$B/exit.err"; then
+	kernel=$(cut -d' ' -f1 "$B/exit.ss")
+	"$D9" sched --json "$B/exit" > "$B/exit.json"
+	node -e '
+const t = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))
+	.threads.filter((x) => x.name === "awk");
+const k = Number(process.argv[2]);
+if (t.length !== 1) throw new Error(`${t.length} awk threads`);
+const d = t[0].on_cpu_ns;
+console.log(`awk on CPU: dial9 ${(d / 1e6).toFixed(2)} ms, kernel ${(k / 1e6).toFixed(2)} ms`);
+if (Math.abs(d - k) > 2e6 + 0.05 * k) throw new Error("not the kernel\x27s on-CPU time");
+' "$B/exit.json" "$kernel" || bad "an exited thread's on-CPU time"
+	ok "an exited thread's on-CPU time is the kernel's"
+else
+	bad "dial9 record (exit): $(tail -n 2 "$B/exit.err")"
+fi
+
 finish recorded

@@ -298,7 +298,11 @@ static int replay_one(struct timeline *tl, const struct raw *e)
 			    1, e->ts);
 		return 0;
 	case EV_EXIT:
-		/* it runs on to its last switch-out (state X) */
+		/* it runs on to its last switch-out (state X), if the
+		 * backend follows it there (perf does not: it ends here) */
+		d9_sched_stats_exit(&tl->st, e->src, e->ts, e->tid, e->pid);
+		if (!t)
+			return 0;
 		t->wake_pending = false;
 		while (t->depth)
 			span_close_top(tl, t, e->ts, false, 0);
