@@ -147,6 +147,8 @@ typedef int (*d9_ksched_chunk_fn)(void *ctx, unsigned int cpu, const void *p,
 				  size_t n);
 int d9_ksched_take(struct dial9_ksched *k, uint64_t *horizon, bool final,
 		   d9_ksched_chunk_fn fn, void *ctx);
+/* perf: every thread's totals at the end, into q[0] (d9_perf_final). */
+int d9_ksched_perf_final(struct dial9_ksched *k);
 /* The last read: the session stopped, the drops at the end announced. */
 int d9_ksched_final(struct dial9_ksched *k);
 /* Whether the reader stopped for room (a take is due now). */
@@ -218,6 +220,15 @@ void d9_perf_set_ignored(struct d9_perf *p,
  */
 bool d9_perf_pending(const struct d9_perf *p);
 uint64_t d9_perf_lost(const struct d9_perf *p);
+/*
+ * At the end: each thread still followed, its schedstat totals now (a
+ * D9_REC_SCHEDSTAT record), beside those read when it was first seen
+ * (0 for a thread born during the recording), so that its runqueue
+ * total and count are the kernel's over the recording.
+ */
+int d9_perf_final(struct d9_perf *p,
+		  int (*push)(void *ctx, const struct dial9_rec_header *rec),
+		  void *ctx);
 /* Turn what the kernel wrote into dial9_rec_* records, in time order. */
 int d9_perf_read(struct d9_perf *p,
 		    int (*push)(void *ctx, const struct dial9_rec_header *rec),
@@ -301,6 +312,9 @@ struct d9_perf {
 	/* On-CPU samples (SW_CPU_CLOCK): sample_hz, 0 if none or refused. */
 	uint32_t sample_hz;
 	struct d9_kq *samples;		/* one read's SAMPLE records */
+	/* a thread's totals that resolve() found, pushed after its record:
+	 * 0 at its birth, its last at its exit (hdr.type 0: none) */
+	struct d9_rec_schedstat sstat_next;
 };
 
 struct ptask *d9_perf_task_find(struct d9_perf *p, uint32_t tid);
@@ -320,6 +334,13 @@ int d9_sstat_open(struct d9_sstat **out,
 		     const struct dial9_ksched_opts *o, char *why,
 		     size_t whylen);
 void d9_sstat_close(struct d9_sstat *s);
+/*
+ * Thread @tid of @pid's /proc schedstat now, as a record at @now: 0, or
+ * -errno (-ENOENT: it is gone).
+ */
+struct d9_rec_schedstat;
+int d9_sstat_thread(int pid, int tid, uint64_t now,
+		    struct d9_rec_schedstat *r);
 /* One record per thread of the targets, at most every 100 ms. */
 int d9_sstat_read(struct d9_sstat *s,
 		     int (*push)(void *ctx, const struct dial9_rec_header *rec),

@@ -70,8 +70,10 @@ int d9_ksched_final(struct dial9_ksched *k)
 
 	if (ret)
 		return ret;
-	if (k->fd < 0 || k->perf)
-		return d9_ksched_collect(k, &horizon);
+	if (k->fd < 0 || k->perf) {
+		ret = d9_ksched_collect(k, &horizon);
+		return ret ? ret : d9_ksched_perf_final(k);
+	}
 	ioctl(k->fd, DIAL9_IOC_DISABLE, 0);
 	/* the reader halted: its inboxes and the rest go to q[] */
 	ret = d9_ksched_collect(k, &horizon);

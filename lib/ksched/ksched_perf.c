@@ -368,6 +368,13 @@ static int open_process(struct d9_perf *p, int pid, uint64_t now)
 		if (t && !d9_perf_read_comm(pid, tid, t->comm, sizeof(t->comm)))
 			ret = d9_perf_push_comm(p, (uint32_t)pid, (uint32_t)tid, t->comm,
 					now);
+		/* its totals as recording starts (d9_perf_final) */
+		if (!ret && t) {
+			struct d9_rec_schedstat ss;
+
+			if (!d9_sstat_thread(pid, tid, now, &ss))
+				ret = d9_perf_push_rec(p, &ss, sizeof(ss));
+		}
 		n++;
 	}
 	closedir(d);

@@ -321,6 +321,18 @@ static void resolve_fork(struct d9_perf *p, struct dial9_rec_switch *slot)
 		memcpy(t->comm, name, sizeof(t->comm));
 		t->state = PT_UNSEEN;
 		t->woken = f.hdr.time_ns;	/* its first wait begins */
+		/* born now: its totals start at 0 (d9_perf_final) */
+		if (!t->recorder && name[0]) {
+			struct d9_rec_schedstat *z = &p->sstat_next;
+
+			memset(z, 0, sizeof(*z));
+			z->hdr.type = D9_REC_SCHEDSTAT;
+			z->hdr.size = sizeof(*z);
+			z->hdr.cpu = f.hdr.cpu;
+			z->hdr.time_ns = f.hdr.time_ns;
+			z->tid = f.tid;
+			z->tgid = f.pid;
+		}
 	}
 	memset(slot, 0, sizeof(*slot));
 	/* the recorder's own: nothing in the trace, not even a name */
@@ -394,6 +406,10 @@ static int resolve(struct d9_perf *p, struct dial9_rec_switch *slot)
 		if (t && t->recorder) {
 			h->type = DIAL9_REC_PAD;
 			set_recorder(p, t, false);
+		} else if (t && !d9_sstat_thread((int)t->tgid, (int)t->tid,
+						 h->time_ns, &p->sstat_next)) {
+			/* its last totals, if it is not reaped yet */
+			p->sstat_next.hdr.cpu = h->cpu;
 		}
 		if (t)
 			d9_perf_task_forget(p, t->tid);
@@ -540,9 +556,31 @@ int d9_perf_read(struct d9_perf *p,
 			ret = resolve(p, &p->pending[i]);
 		if (!ret && p->pending[i].hdr.type != DIAL9_REC_PAD)
 			ret = push(ctx, &p->pending[i].hdr);
+		if (!ret && p->sstat_next.hdr.type) {
+			ret = push(ctx, &p->sstat_next.hdr);
+			p->sstat_next.hdr.type = 0;
+		}
 	}
 	p->npend = 0;
 	if (p->samples)
 		p->samples->off = p->samples->len = 0;
+	return ret;
+}
+
+int d9_perf_final(struct d9_perf *p,
+		  int (*push)(void *ctx, const struct dial9_rec_header *rec),
+		  void *ctx)
+{
+	uint64_t now = d9_clock_gettime_ns();
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < p->ntasks; i++) {
+		const struct ptask *t = &p->tasks[i];
+		struct d9_rec_schedstat ss;
+
+		if (t->tid && !t->recorder &&
+		    !d9_sstat_thread((int)t->tgid, (int)t->tid, now, &ss))
+			ret = push(ctx, &ss.hdr);
+	}
 	return ret;
 }

@@ -261,6 +261,13 @@ static int parse_records(struct dial9_ksched *k, unsigned int cpu,
 	return ret;
 }
 
+int d9_ksched_perf_final(struct dial9_ksched *k)
+{
+	struct push_ctx pc = { k, &k->q[0], 0, NULL };
+
+	return k->perf ? d9_perf_final(k->perf, perf_push, &pc) : 0;
+}
+
 /*
  * The bytes from @tail that are whole records in one piece: up to head,
  * or to the end of the data area (records never wrap: the kernel pads to

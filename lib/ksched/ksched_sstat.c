@@ -73,27 +73,39 @@ void d9_sstat_close(struct d9_sstat *s)
 	free(s);
 }
 
+int d9_sstat_thread(int pid, int tid, uint64_t now,
+		    struct d9_rec_schedstat *r)
+{
+	unsigned long long run, delay, slices;
+	char path[96], buf[128];
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
+	ret = d9_read_small(path, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	if (sscanf(buf, "%llu %llu %llu", &run, &delay, &slices) != 3)
+		return -EPROTO;
+	memset(r, 0, sizeof(*r));
+	r->hdr.type = D9_REC_SCHEDSTAT;
+	r->hdr.size = sizeof(*r);
+	r->hdr.time_ns = now;
+	r->tid = (uint32_t)tid;
+	r->tgid = (uint32_t)pid;
+	r->run_ns = run;
+	r->delay_ns = delay;
+	r->slices = slices;
+	return 0;
+}
+
 static int sample_thread(int pid, int tid, uint64_t now,
 			 int (*push)(void *, const struct dial9_rec_header *),
 			 void *ctx)
 {
 	struct d9_rec_schedstat r;
-	unsigned long long run, delay, slices;
-	char path[96], buf[128];
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
-	if (d9_read_small(path, buf, sizeof(buf)) ||
-	    sscanf(buf, "%llu %llu %llu", &run, &delay, &slices) != 3)
+	if (d9_sstat_thread(pid, tid, now, &r))
 		return 0;	/* exited meanwhile */
-	memset(&r, 0, sizeof(r));
-	r.hdr.type = D9_REC_SCHEDSTAT;
-	r.hdr.size = sizeof(r);
-	r.hdr.time_ns = now;
-	r.tid = (uint32_t)tid;
-	r.tgid = (uint32_t)pid;
-	r.run_ns = run;
-	r.delay_ns = delay;
-	r.slices = slices;
 	return push(ctx, &r.hdr);
 }
 

@@ -96,7 +96,7 @@ static void row(FILE *f, const struct sched_stats *st, struct sched_thread *t,
 		",\"loss_windows\":%" PRIu64 ",\"unfollowed\":%" PRIu64
 		",\"totals\":%s,\"sampled\":%s,\"sched_backend\":",
 		l->sched, l->app, l->windows, l->unfollowed,
-		t->totals ? "true" : "false", t->sampled ? "true" : "false");
+		t->totals || t->sstat_totals ? "true" : "false", t->sampled ? "true" : "false");
 	d9_json_str(f, or_empty(s->backend));
 	fputs("}\n", f);
 }

@@ -662,6 +662,17 @@ void d9_sched_stats_finish(struct sched_stats *st, uint64_t end_ns)
 			t->runnable_ns = t->ss_delay - t->ss_delay0;
 			t->runq_total_ns = t->runnable_ns;
 			t->waits = t->ss_slices - t->ss_slices0;
+		} else if (t->ss_n > 1 && t->ss_delay >= t->ss_delay0 &&
+			   t->ss_slices >= t->ss_slices0) {
+			/*
+			 * Switches without totals (perf) and the kernel's
+			 * totals at both ends (d9_perf_final): the total is
+			 * the kernel's; the waits of unknown length are in
+			 * it, not in the per-wait figures.
+			 */
+			t->sstat_totals = true;
+			t->runq_total_ns = t->ss_delay - t->ss_delay0;
+			t->waits = t->ss_slices - t->ss_slices0;
 		} else {
 			t->runq_total_ns = t->delay_sum;
 			t->waits = t->delay_count;

@@ -85,6 +85,8 @@ struct sched_thread {
 	uint64_t ss_n, ss_run0, ss_delay0, ss_slices0, ss_run, ss_delay,
 		ss_slices;
 	bool sampled;			/* figures come from samples */
+	/* the total and count come from schedstat at both ends (perf) */
+	bool sstat_totals;
 	/* state machine */
 	int state;			/* enum sched_state */
 	int last;			/* 0 none, 1 switch-out, 2 switch-in */
