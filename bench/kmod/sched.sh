@@ -85,12 +85,19 @@ run() {
 	case $cfg in
 	none)
 		DIAL9_ENABLED=0 $cmd >/tmp/out 2>/tmp/err ;;
-	dial9-lib|dial9-lib-n10)
+	dial9-lib|dial9-lib-n10|dial9-fleet)
 		# libdial9 as shipped: only the switch that turns it on
-		# (-n10: its flush thread at nice 10, as before e1e1c1b).
-		nice=0
+		# (-n10: its flush thread at nice 10, as before e1e1c1b;
+		# -fleet: fleet mode, every sealed segment compressed (LZ4)
+		# and written back with its summary, a seal every second).
+		nice=0 fleet=
 		[ "$cfg" = dial9-lib-n10 ] && nice=10
-		DIAL9_ENABLED=1 DIAL9_FLUSH_NICE=$nice $cmd >/tmp/out 2>/tmp/err
+		rm -rf /tmp/wb
+		[ "$cfg" = dial9-fleet ] && mkdir -m 700 /tmp/wb &&
+			fleet="DIAL9_WRITE_BACK_DIR=/tmp/wb DIAL9_ROTATION_SECS=1"
+		# shellcheck disable=SC2086
+		env DIAL9_ENABLED=1 DIAL9_FLUSH_NICE=$nice $fleet $cmd \
+			>/tmp/out 2>/tmp/err
 		if ! grep -q 'backend=dial9.ko' /tmp/out; then
 			echo "BENCH-ERROR wl=$wl cfg=$cfg pairs=$pairs rep=$rep: not dial9.ko"
 			sed 's/^/# /' /tmp/out /tmp/err | tail -n 5
@@ -177,7 +184,7 @@ have bpftrace || cfgs=${cfgs% bpftrace}
 cfgs=${COST_CFGS:-$cfgs}
 # The workload a configuration runs in the loss part: dial9-lib is the
 # ping-pong linking libdial9.
-losswl() { case $1 in dial9-lib*) echo libpp ;; *) echo pingpong ;; esac; }
+losswl() { case $1 in dial9-lib*|dial9-fleet) echo libpp ;; *) echo pingpong ;; esac; }
 
 # The local timer interrupts of all CPUs so far (/proc/interrupts, LOC).
 loc_sum() {
@@ -247,7 +254,7 @@ cost)
 	r=1
 	while [ "$r" -le "$reps" ]; do
 		for cfg in $cfgs; do run pingpong "$cfg" 1 "$r"; done
-		for cfg in none dial9-lib; do run libpp "$cfg" 1 "$r"; done
+		for cfg in none dial9-lib dial9-fleet; do run libpp "$cfg" 1 "$r"; done
 		for cfg in $cfgs; do
 			[ "$cfg" = dial9-self ] && continue
 			run perfbench "$cfg" 1 "$r"
