@@ -52,7 +52,8 @@ static const char *const kr_fields[KR_N][KL_MAXF] = {
 	[KR_COMM] = { "tid", "tgid", "comm" },
 	[KR_UNFOLLOWED] = { "tgid", "parent_tgid" },
 	[KR_STACK] = STACK_F, [KR_SAMPLE] = STACK_F,
-	[KR_SCHEDSTAT] = { "tid", "tgid", "run_ns", "delay_ns", "slices" },
+	[KR_SCHEDSTAT] = { "tid", "tgid", "run_ns", "delay_ns", "slices",
+			   "migrations", "prio" },
 };
 enum { SW_PTID, SW_PTGID, SW_NTID, SW_NTGID, SW_PPRIO, SW_NPRIO, SW_STATE,
        SW_WAIT, SW_PRD, SW_NRD, SW_PPC, SW_NPC };
@@ -703,6 +704,10 @@ static int emit(struct d9_kdec *k, const struct klayout *l, const uint8_t *p,
 		v = out(k, D9_KS_SCHEDSTAT, ts, off);
 		for (int i = 0; i < 5; i++)
 			v[i] = u(get(p, n, &f[i]));
+		/* not in a record of an older writer: not known */
+		v[5] = u(within(n, &f[5]) ? get(p, n, &f[5]) : UINT64_MAX);
+		v[6] = u(within(n, &f[6]) && (int64_t)get(p, n, &f[6]) >= 0 ?
+			 get(p, n, &f[6]) : UINT64_MAX);
 		return 0;
 	default:	/* a type this reader does not know: counted */
 		v = out(k, D9_KS_UNKNOWN, ts, off);

@@ -78,6 +78,7 @@ static const struct dial9_field f_thread_name[] = {
 static const struct dial9_field f_sstat[] = {
 	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "run_ns", DIAL9_U64 },
 	{ "runq_delay_ns", DIAL9_U64 }, { "timeslices", DIAL9_U64 },
+	{ "migrations", DIAL9_U64 }, { "prio", DIAL9_U64 },
 };
 static const struct dial9_field f_unfollowed[] = {
 	{ "pid", DIAL9_U64 }, { "parent_pid", DIAL9_U64 },
@@ -120,7 +121,7 @@ const struct d9_kschema d9_kschemas[D9_KS_N] = {
 	[D9_KS_EXIT] = { "sched.exit", f_exit, 4 },
 	[D9_KS_LOST] = { "sched.lost", f_lost, 2 },
 	[D9_KS_COMM] = { "sched.comm", f_comm, 4 },
-	[D9_KS_SCHEDSTAT] = { "sched.schedstat", f_sstat, 5 },
+	[D9_KS_SCHEDSTAT] = { "sched.schedstat", f_sstat, 7 },
 	[D9_KS_UNFOLLOWED] = { "sched.unfollowed", f_unfollowed, 4 },
 	[D9_KS_STACK] = { "sched.stack", f_stack, 6 },
 	[D9_KS_MAPPING] = { "sched.mapping", f_mapping, 6 },

@@ -117,6 +117,8 @@ static const struct kl_field f_sstat[] = {
 	KF(struct d9_rec_schedstat, run_ns, 0),
 	KF(struct d9_rec_schedstat, delay_ns, 0),
 	KF(struct d9_rec_schedstat, slices, 0),
+	KF(struct d9_rec_schedstat, migrations, 0),
+	KF(struct d9_rec_schedstat, prio, D9_KL_SIGNED),
 };
 
 static const struct kl_type kl_types[] = {

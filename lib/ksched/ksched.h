@@ -248,6 +248,11 @@ struct d9_rec_schedstat {
 	uint64_t run_ns;	/* cumulative, as in schedstat */
 	uint64_t delay_ns;
 	uint64_t slices;
+	/* from /proc/<pid>/task/<tid>/sched, where asked for (the perf
+	 * backend): se.nr_migrations (UINT64_MAX: not known) and prio (-1) */
+	uint64_t migrations;
+	int32_t prio;
+	uint32_t reserved;
 };
 
 /* Inside the perf backend: what ksched_perf.c (opening the events) and
@@ -266,6 +271,7 @@ struct ptask {
 	uint64_t since;			/* its last switch */
 	uint64_t last_in;		/* its last switch-in */
 	uint64_t woken;			/* the start of its wait, or 0 */
+	int32_t prio;			/* its prio as last read, -1: none */
 	char comm[16];
 };
 
@@ -335,11 +341,12 @@ int d9_sstat_open(struct d9_sstat **out,
 		     size_t whylen);
 void d9_sstat_close(struct d9_sstat *s);
 /*
- * Thread @tid of @pid's /proc schedstat now, as a record at @now: 0, or
- * -errno (-ENOENT: it is gone).
+ * Thread @tid of @pid's /proc schedstat now, as a record at @now, and
+ * with @sched its migrations and prio (/proc/.../sched): 0, or -errno
+ * (-ENOENT: it is gone).
  */
 struct d9_rec_schedstat;
-int d9_sstat_thread(int pid, int tid, uint64_t now,
+int d9_sstat_thread(int pid, int tid, uint64_t now, bool sched,
 		    struct d9_rec_schedstat *r);
 /* One record per thread of the targets, at most every 100 ms. */
 int d9_sstat_read(struct d9_sstat *s,

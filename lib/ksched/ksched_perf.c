@@ -94,6 +94,7 @@ struct ptask *d9_perf_task_of(struct d9_perf *p, uint32_t tid,
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	t->tgid = tgid;
+	t->prio = -1;
 	return t;
 }
 
@@ -372,8 +373,10 @@ static int open_process(struct d9_perf *p, int pid, uint64_t now)
 		if (!ret && t) {
 			struct d9_rec_schedstat ss;
 
-			if (!d9_sstat_thread(pid, tid, now, &ss))
+			if (!d9_sstat_thread(pid, tid, now, true, &ss)) {
+				t->prio = ss.prio;
 				ret = d9_perf_push_rec(p, &ss, sizeof(ss));
+			}
 		}
 		n++;
 	}

@@ -306,9 +306,11 @@ static void resolve_fork(struct d9_perf *p, struct dial9_rec_switch *slot)
 	struct dial9_rec_comm *c = (void *)slot;
 	struct ptask *t, *parent;
 	char name[16] = "";
+	int32_t prio;
 
 	memcpy(&f, slot, sizeof(f));
 	parent = d9_perf_task_find(p, f.ptid);
+	prio = parent ? parent->prio : -1;
 	if (parent)
 		memcpy(name, parent->comm, sizeof(name));
 	else if (d9_perf_read_comm((int)f.pid, (int)f.tid, name, sizeof(name)))
@@ -321,6 +323,7 @@ static void resolve_fork(struct d9_perf *p, struct dial9_rec_switch *slot)
 		memcpy(t->comm, name, sizeof(t->comm));
 		t->state = PT_UNSEEN;
 		t->woken = f.hdr.time_ns;	/* its first wait begins */
+		t->prio = prio;			/* a child has its parent's */
 		/* born now: its totals start at 0 (d9_perf_final) */
 		if (!t->recorder && name[0]) {
 			struct d9_rec_schedstat *z = &p->sstat_next;
@@ -332,6 +335,8 @@ static void resolve_fork(struct d9_perf *p, struct dial9_rec_switch *slot)
 			z->hdr.time_ns = f.hdr.time_ns;
 			z->tid = f.tid;
 			z->tgid = f.pid;
+			z->migrations = 0;
+			z->prio = prio;
 		}
 	}
 	memset(slot, 0, sizeof(*slot));
@@ -407,7 +412,8 @@ static int resolve(struct d9_perf *p, struct dial9_rec_switch *slot)
 			h->type = DIAL9_REC_PAD;
 			set_recorder(p, t, false);
 		} else if (t && !d9_sstat_thread((int)t->tgid, (int)t->tid,
-						 h->time_ns, &p->sstat_next)) {
+						 h->time_ns, true,
+						 &p->sstat_next)) {
 			/* its last totals, if it is not reaped yet */
 			p->sstat_next.hdr.cpu = h->cpu;
 		}
@@ -438,6 +444,8 @@ static int resolve(struct d9_perf *p, struct dial9_rec_switch *slot)
 			if (!t)
 				return -ENOMEM;
 			resolve_in(t, slot, h->time_ns);
+			/* as read when it was first seen (or its parent) */
+			slot->next_prio = t->prio >= 0 ? t->prio : 0;
 		} else {
 			t = d9_perf_task_of(p, slot->prev_tid,
 					    slot->prev_tgid);
@@ -445,6 +453,7 @@ static int resolve(struct d9_perf *p, struct dial9_rec_switch *slot)
 				return -ENOMEM;
 			t->state = h->flags & DIAL9_SWITCH_PREV_RUNNABLE ?
 				   PT_PREEMPTED : PT_BLOCKED;
+			slot->prev_prio = t->prio >= 0 ? t->prio : 0;
 			t->since = h->time_ns;
 		}
 		/* the recorder's io_uring workers (its threads: perf_push()) */
@@ -579,7 +588,7 @@ int d9_perf_final(struct d9_perf *p,
 		struct d9_rec_schedstat ss;
 
 		if (t->tid && !t->recorder &&
-		    !d9_sstat_thread((int)t->tgid, (int)t->tid, now, &ss))
+		    !d9_sstat_thread((int)t->tgid, (int)t->tid, now, true, &ss))
 			ret = push(ctx, &ss.hdr);
 	}
 	return ret;

@@ -73,7 +73,40 @@ void d9_sstat_close(struct d9_sstat *s)
 	free(s);
 }
 
-int d9_sstat_thread(int pid, int tid, uint64_t now,
+/* "name : value" of /proc/<pid>/task/<tid>/sched, from its text @s. */
+static bool sched_value(const char *s, const char *name, long long *v)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = s; (p = strstr(p, name)); p += n) {
+		const char *c = p + n;
+
+		if (p != s && p[-1] != '\n')
+			continue;
+		while (*c == ' ')
+			c++;
+		if (*c == ':')
+			return sscanf(c + 1, "%lld", v) == 1;
+	}
+	return false;
+}
+
+/* The migrations and prio of @tid, where the kernel shows them. */
+static void sched_file(int pid, int tid, struct d9_rec_schedstat *r)
+{
+	char path[96], buf[4096];
+	long long v;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/sched", pid, tid);
+	if (d9_read_small(path, buf, sizeof(buf)))
+		return;		/* no CONFIG_SCHED_DEBUG, or gone */
+	if (sched_value(buf, "se.nr_migrations", &v) && v >= 0)
+		r->migrations = (uint64_t)v;
+	if (sched_value(buf, "prio", &v) && v >= 0 && v < 140)
+		r->prio = (int32_t)v;
+}
+
+int d9_sstat_thread(int pid, int tid, uint64_t now, bool sched,
 		    struct d9_rec_schedstat *r)
 {
 	unsigned long long run, delay, slices;
@@ -95,6 +128,10 @@ int d9_sstat_thread(int pid, int tid, uint64_t now,
 	r->run_ns = run;
 	r->delay_ns = delay;
 	r->slices = slices;
+	r->migrations = UINT64_MAX;
+	r->prio = -1;
+	if (sched)
+		sched_file(pid, tid, r);
 	return 0;
 }
 
@@ -104,7 +141,7 @@ static int sample_thread(int pid, int tid, uint64_t now,
 {
 	struct d9_rec_schedstat r;
 
-	if (d9_sstat_thread(pid, tid, now, &r))
+	if (d9_sstat_thread(pid, tid, now, false, &r))
 		return 0;	/* exited meanwhile */
 	return push(ctx, &r.hdr);
 }

@@ -323,6 +323,8 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		v[2] = ss->run_ns;
 		v[3] = ss->delay_ns;
 		v[4] = ss->slices;
+		v[5] = ss->migrations;
+		v[6] = ss->prio >= 0 ? (uint64_t)ss->prio : UINT64_MAX;
 		return emit(kt, D9_KS_SCHEDSTAT, h->time_ns, v);
 	}
 	default:

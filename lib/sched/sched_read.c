@@ -79,6 +79,7 @@ void d9_sched_fields_lookup(struct sched_fields *f, const struct dial9_schema *s
 	f->build_id = dial9_schema_field_index(s, "build_id");
 	f->period = dial9_schema_field_index(s, "period_ns");
 	f->missed = dial9_schema_field_index(s, "missed");
+	f->migrations = dial9_schema_field_index(s, "migrations");
 	f->address = dial9_schema_field_index(s, "address");
 	f->within = dial9_schema_field_index(s, "within");
 	f->object = dial9_schema_field_index(s, "object");
@@ -337,7 +338,10 @@ int d9_sched_feed(struct sched_stats *st, const struct sched_fields *f,
 	case SK_SSTAT:
 		d9_sched_stats_sample(st, src, r->ts_ns, tid, pid,
 				   d9_sched_fu64(r, f->run), d9_sched_fu64(r, f->wait),
-				   d9_sched_fu64(r, f->slices));
+				   d9_sched_fu64(r, f->slices),
+				   f->migrations >= 0 ? d9_sched_fu64(r, f->migrations) :
+							UINT64_MAX,
+				   fprio(r, f->prio));
 		return 0;
 	}
 	return 0;

@@ -26,6 +26,7 @@ struct sched_fields {
 	    other, wakerpid, irq, from, to, frames, truncated, start, end,
 	    offset, path, waker_stack;
 	int build_id, address, within, object, why, period, missed;
+	int migrations;			/* sched.schedstat's */
 	/* the other side's pid and prio (out: next, in: prev), own prio */
 	int other_pid, other_prio, prio;
 	/* sched.cpu_switch: both sides; sched.occupant_comm */

@@ -598,7 +598,8 @@ int d9_sched_stats_unfollowed(struct sched_stats *st, uint32_t src,
 
 void d9_sched_stats_sample(struct sched_stats *st, uint32_t src,
 			uint64_t time_ns, uint32_t tid, uint32_t tgid,
-			uint64_t run_ns, uint64_t delay_ns, uint64_t slices)
+			uint64_t run_ns, uint64_t delay_ns, uint64_t slices,
+			uint64_t migrations, int32_t prio)
 {
 	long ti = d9_sched_stats_thread(st, src, tid, tgid);
 	struct sched_thread *t;
@@ -615,6 +616,14 @@ void d9_sched_stats_sample(struct sched_stats *st, uint32_t src,
 	t->ss_run = run_ns;
 	t->ss_delay = delay_ns;
 	t->ss_slices = slices;
+	if (migrations != UINT64_MAX) {
+		if (t->ss_mig0 == UINT64_MAX)
+			t->ss_mig0 = migrations;
+		t->ss_mig = migrations;
+	}
+	/* the prio the kernel shows, where the switches carry none */
+	if (prio >= 0 && t->prio <= 0)
+		t->prio = prio;
 }
 
 void d9_sched_stats_exit(struct sched_stats *st, uint32_t src, uint64_t ts,
@@ -673,6 +682,10 @@ void d9_sched_stats_finish(struct sched_stats *st, uint64_t end_ns)
 			t->sstat_totals = true;
 			t->runq_total_ns = t->ss_delay - t->ss_delay0;
 			t->waits = t->ss_slices - t->ss_slices0;
+			/* no migration records (perf): the kernel's count */
+			if (!t->migrations && t->ss_mig0 != UINT64_MAX &&
+			    t->ss_mig >= t->ss_mig0)
+				t->migrations = t->ss_mig - t->ss_mig0;
 		} else {
 			t->runq_total_ns = t->delay_sum;
 			t->waits = t->delay_count;

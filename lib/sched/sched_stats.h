@@ -84,6 +84,8 @@ struct sched_thread {
 	/* schedstat samples (first and last), when there are no switches */
 	uint64_t ss_n, ss_run0, ss_delay0, ss_slices0, ss_run, ss_delay,
 		ss_slices;
+	/* se.nr_migrations at the first and the last that had it */
+	uint64_t ss_mig0, ss_mig;
 	bool sampled;			/* figures come from samples */
 	/* the total and count come from schedstat at both ends (perf) */
 	bool sstat_totals;
@@ -215,9 +217,14 @@ int d9_sched_stats_lost(struct sched_stats *st, uint32_t src, uint64_t ts,
 int d9_sched_stats_unfollowed(struct sched_stats *st, uint32_t src,
 			   uint32_t pid, uint32_t parent, bool exec);
 /* A cumulative schedstat sample (the schedstat backend). */
+/*
+ * A sched.schedstat event: the thread's cumulative figures at @time_ns;
+ * @migrations UINT64_MAX and @prio -1 where not known.
+ */
 void d9_sched_stats_sample(struct sched_stats *st, uint32_t src,
 			uint64_t time_ns, uint32_t tid, uint32_t tgid,
-			uint64_t run_ns, uint64_t delay_ns, uint64_t slices);
+			uint64_t run_ns, uint64_t delay_ns, uint64_t slices,
+			uint64_t migrations, int32_t prio);
 /* End thread @i's open interval at @end_ns (into @res, may be NULL). */
 /* Thread @tid exited at @ts (sched.exit); a thread not seen is not made. */
 void d9_sched_stats_exit(struct sched_stats *st, uint32_t src, uint64_t ts,

@@ -120,6 +120,7 @@ long d9_sched_stats_thread(struct sched_stats *st, uint32_t src, uint32_t tid,
 	t->tgid = tgid;
 	t->nloss = st->nloss;
 	t->prio = -1;
+	t->ss_mig0 = UINT64_MAX;
 	st->tab[i] = (uint32_t)st->n;
 	return (long)st->n - 1;
 }

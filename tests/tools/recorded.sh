@@ -90,7 +90,7 @@ else
 	bad "dial9 record (exit): $(tail -n 2 "$B/exit.err")"
 fi
 
-step "perf backend: a thread's runqueue total and count are the kernel's"
+step "perf backend: a thread's runqueue total, count and migrations are the kernel's"
 # A shell that burns and sleeps, on CPU 0 beside a hog (also on CPU 0):
 # perf sees no waking done by the timer interrupt (the hog is not
 # recorded), so many of its waits have no known start.  It is stopped
@@ -103,32 +103,41 @@ taskset -c 0 sh -c 'while :; do i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); don
 tgt=$!
 kill -STOP $tgt
 sleep 0.2
-a=$(cut -d' ' -f2,3 /proc/$tgt/schedstat)
+mig() { sed -n 's/^se.nr_migrations *: *//p' /proc/$tgt/sched; }
+a="$(cut -d' ' -f2,3 /proc/$tgt/schedstat) $(mig)"
 rm -rf "$B/sstat"
 "$D9" record -o "$B/sstat" -p $tgt > /dev/null 2> "$B/sstat.err" &
 rec=$!
 sleep 0.5
 kill -CONT $tgt
-sleep 1.5
+sleep 0.5
+# moved to CPU 1 and back: migrations the kernel counts, perf does not
+taskset -pc 1 $tgt > /dev/null
+sleep 0.5
+taskset -pc 0 $tgt > /dev/null
+sleep 0.5
 kill -STOP $tgt
 sleep 0.3
 kill -INT $rec
 wait $rec || bad "dial9 record -p (sstat): $(tail -n 2 "$B/sstat.err")"
-b=$(cut -d' ' -f2,3 /proc/$tgt/schedstat)
+b="$(cut -d' ' -f2,3 /proc/$tgt/schedstat) $(mig)"
 kill $hog
 kill -CONT $tgt
 kill $tgt
 wait $hog $tgt 2> /dev/null || true
 "$D9" sched --json "$B/sstat" > "$B/sstat.json"
 node -e '
-const [d0, c0, d1, c1] = process.argv.slice(1, 5).map(Number);
-const t = JSON.parse(require("fs").readFileSync(process.argv[5], "utf8"))
-	.threads.filter((x) => x.tid === Number(process.argv[6]));
+const [d0, c0, m0, d1, c1, m1] = process.argv.slice(1, 7).map(Number);
+const t = JSON.parse(require("fs").readFileSync(process.argv[7], "utf8"))
+	.threads.filter((x) => x.tid === Number(process.argv[8]));
 if (t.length !== 1) throw new Error(`${t.length} threads of the target`);
 const x = t[0];
-console.log(`runqueue: dial9 ${x.runq_total_ns} ns in ${x.waits} runs (${x.unknown_delays} waits of unknown length), kernel ${d1 - d0} ns in ${c1 - c0}`);
+console.log(`runqueue: dial9 ${x.runq_total_ns} ns in ${x.waits} runs (${x.unknown_delays} waits of unknown length), ${x.migrations} migrations; kernel ${d1 - d0} ns in ${c1 - c0}, ${m1 - m0} migrations`);
 if (x.runq_total_ns !== d1 - d0 || x.waits !== c1 - c0)
 	throw new Error("not the kernel\x27s runqueue total and count");
+/* where the kernel shows them (CONFIG_SCHED_DEBUG): its migrations */
+if (!Number.isNaN(m0) && x.migrations !== m1 - m0)
+	throw new Error("not the kernel\x27s migrations");
 ' $a $b "$B/sstat.json" $tgt || bad "a thread's runqueue total (perf)"
 ok "a thread's runqueue total and count are the kernel's, with waits of unknown length"
 
