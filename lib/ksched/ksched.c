@@ -127,7 +127,9 @@ static int ksched_module_open(struct dial9_ksched *k,
 	k->q = calloc(k->ncpu, sizeof(*k->q));
 	k->lost_seen = calloc(k->ncpu, sizeof(*k->lost_seen));
 	k->filtered = calloc(k->ncpu, sizeof(*k->filtered));
-	if (!k->ctrl || !k->data || !k->q || !k->lost_seen || !k->filtered)
+	k->ntaken = calloc(k->ncpu, sizeof(*k->ntaken));
+	if (!k->ctrl || !k->data || !k->q || !k->lost_seen || !k->filtered ||
+	    !k->ntaken)
 		return -ENOMEM;
 	for (cpu = 0; cpu < k->ncpu; cpu++) {
 		void *c = mmap(NULL, (size_t)k->page, PROT_READ | PROT_WRITE,
@@ -193,7 +195,9 @@ static void ksched_module_reset(struct dial9_ksched *k)
 	free(k->q);
 	free(k->lost_seen);
 	free(k->filtered);
+	free(k->ntaken);
 	k->filtered = NULL;
+	k->ntaken = NULL;
 	k->ctrl = NULL;
 	k->data = NULL;
 	k->q = NULL;

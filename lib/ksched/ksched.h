@@ -70,6 +70,15 @@ struct dial9_ksched {
 	 */
 	uint64_t *filtered;
 	uint64_t nread;			/* records read out of the rings */
+	/*
+	 * d9_ksched_take(): records of each CPU's queue and inbox since the
+	 * last take (counted as they are checked), and @seen, called by
+	 * the flush thread with each COMM, STACK, SAMPLE, LOST and
+	 * UNFOLLOWED record it takes (d9_ksched_set_seen()).
+	 */
+	uint64_t *ntaken;
+	void (*seen)(void *ctx, const struct dial9_rec_header *rec);
+	void *seen_ctx;
 	bool stacks;			/* D9_KSCHED_STACKS asked for */
 	bool occupants;			/* DIAL9_CFG_OCCUPANTS, unless skipped */
 	uint32_t sample_hz;		/* samples asked for; 0 once refused */
@@ -144,11 +153,26 @@ int d9_ksched_queue_rest(struct dial9_ksched *k, unsigned int cpu,
  * The bytes are valid until the next call.
  */
 typedef int (*d9_ksched_chunk_fn)(void *ctx, unsigned int cpu, const void *p,
-				  size_t n);
+				  size_t n, uint64_t nrec);
 int d9_ksched_take(struct dial9_ksched *k, uint64_t *horizon, bool final,
 		   d9_ksched_chunk_fn fn, void *ctx);
 /* perf: every thread's totals at the end, into q[0] (d9_perf_final). */
 int d9_ksched_perf_final(struct dial9_ksched *k);
+/*
+ * The records the flush thread needs to see among those it takes (COMM,
+ * STACK, SAMPLE, LOST, UNFOLLOWED), to @fn: with dial9.ko as the ring
+ * reader's copies are checked, so that no other pass reads them.
+ */
+void d9_ksched_set_seen(struct dial9_ksched *k,
+			void (*fn)(void *ctx, const struct dial9_rec_header *rec),
+			void *ctx);
+/* Whether @type is one of those. */
+static inline bool d9_ksched_seen_type(uint16_t type)
+{
+	return type == DIAL9_REC_COMM || type == DIAL9_REC_STACK ||
+	       type == DIAL9_REC_SAMPLE || type == DIAL9_REC_LOST ||
+	       type == DIAL9_REC_UNFOLLOWED;
+}
 /* The last read: the session stopped, the drops at the end announced. */
 int d9_ksched_final(struct dial9_ksched *k);
 /* Whether the reader stopped for room (a take is due now). */

@@ -92,6 +92,11 @@ int d9_ksched_final(struct dial9_ksched *k)
 		lr.count = lost - k->lost_seen[cpu];
 		k->lost_seen[cpu] = lost;
 		ret = d9_kq_push(&k->q[cpu], &lr, sizeof(lr));
+		/* made here, not checked by the ring parser */
+		if (k->ntaken)
+			k->ntaken[cpu]++;
+		if (k->seen)
+			k->seen(k->seen_ctx, &lr.hdr);
 	}
 	return ret;
 }
@@ -146,14 +151,43 @@ int dial9_ksched_drain(struct dial9_ksched *k, uint64_t horizon_ns,
 	return ret ? ret : n;
 }
 
-/* One queue's records, handed over as they are and taken. */
-static int take_queue(struct d9_kq *q, unsigned int cpu, d9_ksched_chunk_fn fn,
+void d9_ksched_set_seen(struct dial9_ksched *k,
+			void (*fn)(void *ctx, const struct dial9_rec_header *rec),
+			void *ctx)
+{
+	k->seen = fn;
+	k->seen_ctx = ctx;
+}
+
+/*
+ * One queue's records, handed over as they are and taken.  Those that
+ * the ring reader's check did not count (q[]: the perf and schedstat
+ * backends', and what a halted reader left) are walked here.
+ */
+static int take_queue(struct dial9_ksched *k, struct d9_kq *q,
+		      unsigned int cpu, bool counted, d9_ksched_chunk_fn fn,
 		      void *ctx)
 {
+	/* dial9.ko's count is of both queues: given with the first piece */
+	uint64_t n = counted && k->ntaken ? k->ntaken[cpu] : 0;
 	int ret = 0;
 
-	if (q->off < q->len)
-		ret = fn(ctx, cpu, q->buf + q->off, q->len - q->off);
+	for (size_t at = q->off; !counted && at + 8 <= q->len;) {
+		const struct dial9_rec_header *h = (const void *)(q->buf + at);
+
+		if (h->size < 8 || at + h->size > q->len)
+			break;
+		if (h->type != DIAL9_REC_PAD)
+			n++;
+		if (k->seen && d9_ksched_seen_type(h->type))
+			k->seen(k->seen_ctx, h);
+		at += h->size;
+	}
+	if (q->off < q->len) {
+		ret = fn(ctx, cpu, q->buf + q->off, q->len - q->off, n);
+		if (counted && k->ntaken)
+			k->ntaken[cpu] = 0;
+	}
 	q->off = q->len = 0;
 	return ret;
 }
@@ -162,14 +196,17 @@ int d9_ksched_take(struct dial9_ksched *k, uint64_t *horizon, bool final,
 		   d9_ksched_chunk_fn fn, void *ctx)
 {
 	int ret = final ? d9_ksched_final(k) : d9_ksched_collect(k, horizon);
+	/* dial9.ko's records were counted and seen as they were checked */
+	bool module = k->fd >= 0 && !k->perf;
 
 	if (final)
 		*horizon = UINT64_MAX;
 	for (unsigned int cpu = 0; !ret && cpu < k->ncpu; cpu++) {
 		/* what an earlier drain left comes first: it is older */
-		ret = take_queue(&k->q[cpu], cpu, fn, ctx);
+		ret = take_queue(k, &k->q[cpu], cpu, module, fn, ctx);
 		if (!ret && k->spare)
-			ret = take_queue(&k->spare[cpu], cpu, fn, ctx);
+			ret = take_queue(k, &k->spare[cpu], cpu, module, fn,
+					 ctx);
 	}
 	/* the inboxes taken, empty again, grown if they were full */
 	for (unsigned int cpu = 0; k->spare && cpu < k->ncpu; cpu++) {

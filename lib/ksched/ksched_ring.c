@@ -218,6 +218,10 @@ static int parse_records(struct dial9_ksched *k, unsigned int cpu,
 			nread++;
 		if (h->type >= DIAL9_REC_MAX)
 			k->filtered[cpu]++;
+		/* (the flush thread's: the only parser of dial9.ko's) */
+		if (k->seen && d9_ksched_seen_type(h->type) &&
+		    !(h->type == DIAL9_REC_SAMPLE && has_ignored_side(k, h)))
+			k->seen(k->seen_ctx, h);
 		as_is = h->type != DIAL9_REC_PAD && !has_ignored_side(k, h);
 		if (!as_is && in_place) {
 			/* the flush thread's own buffer (not a ring) */
@@ -257,6 +261,8 @@ static int parse_records(struct dial9_ksched *k, unsigned int cpu,
 		ret = -ENOMEM;
 	if (valid)
 		*valid = at;
+	if (k->ntaken)
+		k->ntaken[cpu] += nread;
 	__atomic_store_n(&k->nread, k->nread + nread, __ATOMIC_RELAXED);
 	return ret;
 }

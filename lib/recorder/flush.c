@@ -214,6 +214,7 @@ void d9_flush_ksched_open(struct recorder *r)
 		r->kt.sample_period_ns = 1000000000ull / r->cfg.cpu_sample_hz;
 	r->sched_error = d9_kstream_init(r, r->sched_backend,
 					 r->kt.sample_period_ns);
+	d9_ksched_set_seen(r->ks, d9_kstream_seen, r);
 	if (!r->sched_error && d9_ktrace_begin(&r->kt))
 		r->sched_error = -ENOMEM;
 	if (r->sched_error) {

@@ -4,10 +4,11 @@
  * written (docs/format.md, "Kernel chunks"): each CPU's bytes, as the
  * reader thread copied them out of its ring, become one chunk frame of a
  * stream, written from where they lie with one writev.  Nothing here
- * decodes or encodes a record: the walk below reads each record's type
- * and size only, to find the names (COMM) and the processes whose
- * mappings the stacks need (STACK, SAMPLE, COMM), and to cut a stream at
- * a record's end when it reaches a batch's size.
+ * decodes or encodes a record, or reads one again: the ring parser, which
+ * checks each record's type and size as it takes an inbox, hands the few
+ * the recorder needs (names, the processes whose mappings the stacks
+ * need, the counts of the stats) to d9_kstream_seen(); a stream that
+ * reaches a batch's size ends at a record's end (cut()).
  */
 #include <errno.h>
 #include <string.h>
@@ -145,41 +146,63 @@ static void add_piece(struct recorder *r, unsigned int cpu, const void *p,
 	s->bytes += (size_t)(e - h) + n;
 }
 
-int d9_kstream_chunk(void *ctx, unsigned int cpu, const void *p, size_t n)
+void d9_kstream_seen(void *ctx, const struct dial9_rec_header *h)
+{
+	struct recorder *r = ctx;
+
+	if (h->type == DIAL9_REC_COMM &&
+	    h->size >= sizeof(struct dial9_rec_comm))
+		d9_names_see(&r->names, (const void *)h);
+	if (r->maps_on && h->type != DIAL9_REC_LOST &&
+	    h->type != DIAL9_REC_UNFOLLOWED &&
+	    d9_kmaps_follow_rec(&r->maps, h, d9_kstream_put_mapping, r))
+		r->sched_error = -ENOMEM;
+	count(&r->kt, h);
+}
+
+/* The end of the whole records of @b that fit in @room (at least one). */
+static size_t cut(const unsigned char *b, size_t n, size_t room)
+{
+	size_t at = 0;
+
+	while (at < n) {
+		const struct dial9_rec_header *h = (const void *)(b + at);
+
+		if (at && at + h->size > room)
+			break;
+		at += h->size;
+	}
+	return at;
+}
+
+int d9_kstream_chunk(void *ctx, unsigned int cpu, const void *p, size_t n,
+		     uint64_t nrec)
 {
 	struct recorder *r = ctx;
 	struct d9_kstream *s = &r->ks_out;
-	const unsigned char *b = p, *start = p;
+	const unsigned char *b = p;
 
-	for (size_t at = 0; at < n;) {
-		const struct dial9_rec_header *h = (const void *)(b + at);
-		size_t piece = (size_t)(b + at - start);
+	s->records += nrec;
+	while (n) {
 		size_t bytes = s->niov ? s->bytes : s->head_len;
+		size_t room = r->kt_batch_bytes > bytes + 64 ?
+			      r->kt_batch_bytes - bytes - 64 : 0;
+		size_t piece = n;
 
-		/* a batch's worth: the stream ends before this record */
-		if ((piece || s->niov) &&
-		    bytes + piece + h->size + 64 > r->kt_batch_bytes) {
-			if (piece)
-				add_piece(r, cpu, start, piece);
-			stream_write(r, 0);
-			start = b + at;
+		/* a batch's worth: the stream ends at a record's end */
+		if (n > room) {
+			if (s->niov && room < n / 2) {
+				stream_write(r, 0);
+				continue;
+			}
+			piece = cut(b, n, room);
 		}
-		/* the ring reader checked them: whole records, sizes of 8 */
-		if (h->type == DIAL9_REC_COMM &&
-		    h->size >= sizeof(struct dial9_rec_comm))
-			d9_names_see(&r->names, (const void *)h);
-		if (r->maps_on && (h->type == DIAL9_REC_STACK ||
-				   h->type == DIAL9_REC_SAMPLE ||
-				   h->type == DIAL9_REC_COMM) &&
-		    d9_kmaps_follow_rec(&r->maps, h, d9_kstream_put_mapping, r))
-			r->sched_error = -ENOMEM;
-		if (h->type != DIAL9_REC_PAD)
-			s->records++;
-		count(&r->kt, h);
-		at += h->size;
+		add_piece(r, cpu, b, piece);
+		b += piece;
+		n -= piece;
+		if (n)
+			stream_write(r, 0);
 	}
-	if (start < b + n)
-		add_piece(r, cpu, start, (size_t)(b + n - start));
 	return 0;
 }
 

@@ -134,8 +134,14 @@ extern atomic_int d9_dump_signal;
 /* The stream's head (header, layout of @backend), once. */
 int d9_kstream_init(struct recorder *r, const char *backend,
 		    uint64_t sample_period_ns);
-/* A d9_ksched_chunk_fn: @n bytes of CPU @cpu's records, by reference. */
-int d9_kstream_chunk(void *ctx, unsigned int cpu, const void *p, size_t n);
+/*
+ * A d9_ksched_chunk_fn: @n bytes of CPU @cpu's records (@nrec of them),
+ * by reference; not read, unless a stream must end inside them.
+ */
+int d9_kstream_chunk(void *ctx, unsigned int cpu, const void *p, size_t n,
+		     uint64_t nrec);
+/* d9_ksched_set_seen()'s: the names, mappings and counts of a record. */
+void d9_kstream_seen(void *ctx, const struct dial9_rec_header *h);
 /* A sched.mapping event into the encoded stream (r->kt). */
 int d9_kstream_put_mapping(void *ctx, uint64_t ts, const struct d9_mapping *m);
 /* The encoded stream (mappings, names, ring counts) written, begun anew. */
