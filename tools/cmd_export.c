@@ -340,6 +340,8 @@ static int export_perfetto(const struct timeline *tl, FILE *f)
 		(unsigned long long)tl->first_ns, *utc ? "\"" : "",
 		*utc ? utc : "null", *utc ? "\"" : "");
 	write_clock_syncs(f, tl);
+	fputc(',', f);
+	tl_json_sources(f, tl);
 	fputs("},\"traceEvents\":[", f);
 	write_meta(&o, tl);
 	for (uint32_t ti = 0; ti < tl->n_threads && !ret; ti++)

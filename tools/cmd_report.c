@@ -196,11 +196,13 @@ static int write_data(FILE *f, const struct timeline *tl, size_t top)
 	fprintf(f, ",\"start_utc\":\"%s\"", utc);
 	fprintf(f, ",\"generator\":\"dial9 %s\",\"start_ns\":\"%llu\","
 		   "\"dur\":%llu,\"files\":%u,\"lost_events\":%llu,"
-		   "\"lost_sched\":%llu,\"threads\":[",
+		   "\"lost_sched\":%llu,",
 		DIAL9_VERSION_STRING, (unsigned long long)tl->first_ns,
 		(unsigned long long)(tl->last_ns - tl->first_ns), tl->files,
 		(unsigned long long)tl->lost_events,
 		(unsigned long long)tl->lost_sched);
+	tl_json_sources(f, tl);
+	fputs(",\"threads\":[", f);
 	for (uint32_t ti = 0; ti < tl->n_threads; ti++)
 		write_thread(f, tl, ti, &si, &pi, &names, &args, by_sched);
 	fputs("],\n\"names\":[", f);

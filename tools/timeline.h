@@ -173,6 +173,11 @@ const char *tl_service(const struct timeline *tl, uint32_t pid);
 
 /* A JSON string that is also safe inside an HTML <script> element. */
 void tl_json_str(FILE *out, const char *s, size_t len);
+/*
+ * "sched_sources":[...]: each recording's host, boot_id, scheduler
+ * backend (dial9.ko, perf, schedstat, none) and what it cannot see.
+ */
+void tl_json_sources(FILE *out, const struct timeline *tl);
 /* Nanoseconds as microseconds with three decimals, exactly. */
 void tl_json_us(FILE *out, uint64_t ns);
 

@@ -133,6 +133,11 @@ if (mode === "synth") {
   check(count((e) => e.ph === "C" && e.name === "pongs") === 50, "50 samples of the pongs counter");
   const last = evs.filter((e) => e.ph === "C" && e.name === "pongs").pop();
   check(last && last.args.rounds === 50, "the counter's running total reaches 50");
+  /* the export says where the scheduler records came from */
+  const src = (doc.otherData.sched_sources || [])[0] || {};
+  check(src.backend === "perf" && (src.note || "").length > 0,
+        "otherData.sched_sources names the perf backend and why (got " +
+        JSON.stringify(doc.otherData.sched_sources) + ")");
   console.log(`recorded trace: ${X.length} slices, ${outs.length} wake-up flows`);
 }
 

@@ -21,7 +21,7 @@ else
 	node tests/tools/check_export.js record "$B/rec.json" || bad "export (recorded)"
 	"$D9" report --html "$B/rec" -o "$B/report-recorded.html"
 	node tests/tools/report_browser.js "$B/report-recorded.html" \
-		"$B/report-recorded.png" '{"threads":["ping","pong"],"utc":true}' ||
+		"$B/report-recorded.png" '{"threads":["ping","pong"],"utc":true,"backend":"perf"}' ||
 		bad "report (recorded)"
 	# Wall clock beside trace time: every line, against this host's
 	# clock (the trace was just made), and in step with ts.

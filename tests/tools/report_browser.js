@@ -194,6 +194,9 @@ async function main() {
   if (expect.firstWorst && expect.firstWorst.utc)
     check(r.worst[0][5] === expect.firstWorst.utc,
           `worst delay at ${expect.firstWorst.utc} (got ${r.worst[0][5]})`);
+  if (expect.backend)
+    check(r.summary.includes("Scheduler records from " + expect.backend + ", not dial9.ko"),
+          `the header says the records came from ${expect.backend} (got ${r.summary})`);
   if (expect.utc) {
     /* UTC to ns since the epoch, exactly; null if it is not one */
     const utcNs = (u) => {

@@ -89,6 +89,34 @@ void tl_json_str(FILE *out, const char *s, size_t len)
 	d9_json_fwrite(out, s, len, D9_JSON_HTML);
 }
 
+/* A string, or null. */
+static void json_opt_str(FILE *out, const char *s)
+{
+	if (s)
+		tl_json_str(out, s, strlen(s));
+	else
+		fputs("null", out);
+}
+
+void tl_json_sources(FILE *out, const struct timeline *tl)
+{
+	fputs("\"sched_sources\":[", out);
+	for (size_t i = 0; i < tl->st.nsrcs; i++) {
+		const struct sched_source *s = &tl->st.srcs[i];
+
+		fputs(i ? ",{\"host\":" : "{\"host\":", out);
+		json_opt_str(out, s->host);
+		fputs(",\"boot_id\":", out);
+		json_opt_str(out, s->boot_id);
+		fputs(",\"backend\":", out);
+		json_opt_str(out, s->backend);
+		fputs(",\"note\":", out);
+		json_opt_str(out, s->note);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
 void tl_json_us(FILE *out, uint64_t ns)
 {
 	fprintf(out, "%llu.%03u", (unsigned long long)(ns / 1000),
