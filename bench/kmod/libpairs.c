@@ -178,6 +178,11 @@ int main(int argc, char **argv)
 		       (unsigned long long)st.sched_events,
 		       (unsigned long long)st.events_lost,
 		       (unsigned long long)st.sched_lost);
+		/* the ring reader's time at SCHED_FIFO, its stretches, cuts */
+		printf(" rt_ns=%llu rt_entries=%u rt_capped=%u reader_prio=%u",
+		       (unsigned long long)st.sched_reader_rt_ns,
+		       st.sched_reader_rt_entries, st.sched_reader_rt_capped,
+		       st.sched_reader_prio);
 	}
 	printf("\n");
 	if (getenv("DIAL9_BENCH_THREADS"))

@@ -107,7 +107,7 @@ run() {
 		# while the workload ran (libpairs.c); written: records
 		# dial9.ko wrote into the rings (lost counts the kernel's drops
 		# and the library's own, when its inbox is full, together)
-		rec=" rec_ns=$(num rec_ns /tmp/out) rec_sw=$(num rec_sw /tmp/out)"
+		rec=" rec_ns=$(num rec_ns /tmp/out) rec_sw=$(num rec_sw /tmp/out) rt_ns=$(num rt_ns /tmp/out) rt_entries=$(num rt_entries /tmp/out) rt_capped=$(num rt_capped /tmp/out)"
 		rec="$rec written=$(num written /tmp/out)" ;;
 	dial9-record)
 		# "dial9 record: N scheduler records from B (E encoded here), L lost; ..."
