@@ -70,6 +70,81 @@ static int wait_child(pid_t child, int *status)
 	}
 }
 
+/*
+ * The options of the launchers that exec a command after their own
+ * arguments, and whether each takes a value (a separate argument, unless
+ * given as --name=value or -Xvalue): the program that finally runs names
+ * the service, not taskset or env.
+ */
+struct launcher {
+	const char *name;
+	const char *with_value;	/* short options that take one */
+	unsigned int positional;	/* arguments before the command */
+};
+
+static const struct launcher launchers[] = {
+	{ "env", "uCS", 0 },		/* NAME=VALUE pairs: skipped below */
+	{ "taskset", "", 1 },		/* the mask, or -c's list */
+	{ "nice", "n", 0 },
+	{ "chrt", "", 1 },		/* the priority */
+	{ "ionice", "cnp", 0 },
+	{ "stdbuf", "ioe", 0 },
+	{ "timeout", "sk", 1 },		/* the duration */
+	{ "nohup", "", 0 },
+	{ "setsid", "", 0 },
+	{ "numactl", "NmCpiPl", 0 },
+};
+
+/* The program @argv finally execs, past the launchers it starts with. */
+static const char *final_program(char **argv)
+{
+	for (int depth = 0; argv[0] && depth < 8; depth++) {
+		const char *base = strrchr(argv[0], '/');
+		const struct launcher *l = NULL;
+		unsigned int pos;
+		int i = 1;
+
+		base = base ? base + 1 : argv[0];
+		for (size_t k = 0; k < sizeof(launchers) / sizeof(launchers[0]); k++)
+			if (!strcmp(base, launchers[k].name))
+				l = &launchers[k];
+		if (!l)
+			break;
+		pos = l->positional;
+		for (; argv[i]; i++) {
+			const char *a = argv[i];
+
+			if (!strcmp(a, "--")) {
+				i++;
+				break;
+			}
+			if (a[0] == '-' && a[1] && a[1] != '-' &&
+			    !(l == &launchers[2] && a[1] >= '0' && a[1] <= '9')) {
+				/* -c of taskset takes the list as its positional */
+				if (!a[2] && strchr(l->with_value, a[1]) && argv[i + 1])
+					i++;
+				continue;
+			}
+			if (a[0] == '-' && a[1] == '-') {
+				continue;	/* --name=value, or a flag */
+			}
+			if (a[0] == '-')
+				continue;	/* nice -5 */
+			if (l == &launchers[0] && strchr(a, '='))
+				continue;	/* env NAME=VALUE */
+			if (pos) {
+				pos--;
+				continue;
+			}
+			break;
+		}
+		if (!argv[i])
+			break;	/* nothing after the launcher: it is the program */
+		argv += i;
+	}
+	return argv[0];
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -176,7 +251,8 @@ int cmd_record(int argc, char **argv)
 		pids[npids++] = child;
 		if (!service && !(getenv("DIAL9_SERVICE_NAME") &&
 				  *getenv("DIAL9_SERVICE_NAME"))) {
-			snprintf(svc, sizeof(svc), "%s", argv[optind]);
+			snprintf(svc, sizeof(svc), "%s",
+				 final_program(argv + optind));
 			service = basename(svc);
 		}
 	}

@@ -141,4 +141,12 @@ if (!Number.isNaN(m0) && x.migrations !== m1 - m0)
 ' $a $b "$B/sstat.json" $tgt || bad "a thread's runqueue total (perf)"
 ok "a thread's runqueue total and count are the kernel's, with waits of unknown length"
 
+step "dial9 record: the service is the program run past its launchers"
+rm -rf "$B/svc"
+"$D9" record -o "$B/svc" -- taskset -c 0 env A=1 nice -n 5 sleep 0.05 \
+	> /dev/null 2> "$B/svc.err" || bad "dial9 record (service): $(tail -n 1 "$B/svc.err")"
+svc=$("$D9" info "$B/svc" | sed -n 's/^  service = //p' | head -n 1)
+[ "$svc" = sleep ] || bad "the service of taskset -c 0 env A=1 nice -n 5 sleep is '$svc'"
+ok "taskset -c 0 env A=1 nice -n 5 sleep: service $svc"
+
 finish recorded
