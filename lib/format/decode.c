@@ -99,23 +99,9 @@ struct rd {
 
 static int rd_varint(struct rd *r, uint64_t *v)
 {
-	uint64_t x = 0;
+	int ret = d9_get_varint(&r->p, r->end, v);
 
-	for (int i = 0; i < D9_MAX_VARINT; i++) {
-		uint8_t b;
-
-		if (r->p >= r->end)
-			return r->trunc;
-		b = *r->p++;
-		if (i == 9 && b > 1)
-			return -EBADMSG; /* more than 64 bits */
-		x |= (uint64_t)(b & 0x7f) << (7 * i);
-		if (!(b & 0x80)) {
-			*v = x;
-			return 0;
-		}
-	}
-	return -EBADMSG;
+	return ret > 0 ? r->trunc : ret < 0 ? -EBADMSG : 0;
 }
 
 static int rd_bytes(struct rd *r, const uint8_t **s, size_t *n)

@@ -183,25 +183,10 @@ struct lrd {
 	const uint8_t *p, *end;
 };
 
+/* (inside a frame whose length was checked: any shortfall is corrupt) */
 static int l_varint(struct lrd *r, uint64_t *v)
 {
-	uint64_t x = 0;
-
-	for (int i = 0; i < D9_MAX_VARINT; i++) {
-		uint8_t b;
-
-		if (r->p >= r->end)
-			return -EBADMSG;
-		b = *r->p++;
-		if (i == 9 && b > 1)
-			return -EBADMSG;
-		x |= (uint64_t)(b & 0x7f) << (7 * i);
-		if (!(b & 0x80)) {
-			*v = x;
-			return 0;
-		}
-	}
-	return -EBADMSG;
+	return d9_get_varint(&r->p, r->end, v) ? -EBADMSG : 0;
 }
 
 static int l_str(struct lrd *r, const uint8_t **s, size_t *n)

@@ -79,6 +79,33 @@ static inline uint8_t *d9_put_varint(uint8_t *p, uint64_t v)
 	return p;
 }
 
+/*
+ * The varint at *@p, before @end, into *@v, *@p past it: 0; 1 when the
+ * input ends inside it; -1 when it is corrupt (over 10 bytes, the 10th
+ * above 1).  The decoder and the kernel chunks' layout read them here.
+ */
+static inline int d9_get_varint(const uint8_t **p, const uint8_t *end,
+				uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (int i = 0; i < D9_MAX_VARINT; i++) {
+		uint8_t b;
+
+		if (*p >= end)
+			return 1;
+		b = *(*p)++;
+		if (i == 9 && b > 1)
+			return -1;	/* more than 64 bits */
+		x |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80)) {
+			*v = x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 static inline unsigned int d9_varint_len(uint64_t v)
 {
 	unsigned int n = 1;

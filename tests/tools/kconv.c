@@ -50,15 +50,9 @@ static uint64_t varint(const uint8_t **p, const uint8_t *end)
 {
 	uint64_t v = 0;
 
-	for (int i = 0; i < 10 && *p < end; i++) {
-		uint8_t b = *(*p)++;
-
-		v |= (uint64_t)(b & 0x7f) << (7 * i);
-		if (!(b & 0x80))
-			return v;
-	}
-	die("bad varint");
-	return 0;
+	if (d9_get_varint(p, end, &v))
+		die("bad varint");
+	return v;
 }
 
 static struct d9_kq q[MAXQ];
