@@ -175,6 +175,11 @@ static inline bool d9_ksched_seen_type(uint16_t type)
 }
 /* The last read: the session stopped, the drops at the end announced. */
 int d9_ksched_final(struct dial9_ksched *k);
+/* Bytes the reader thread has copied out of the kernel so far (any thread). */
+static inline uint64_t d9_ksched_inbox_bytes(const struct dial9_ksched *k)
+{
+	return __atomic_load_n(&k->inbox_bytes, __ATOMIC_RELAXED);
+}
 /* Whether the reader stopped for room (a take is due now). */
 static inline bool d9_ksched_inbox_full(const struct dial9_ksched *k)
 {

@@ -403,7 +403,8 @@ static bool ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
 		}
 		memcpy(in->buf + in->len, k->data[cpu] + off, n);
 		in->len += n;
-		k->inbox_bytes += n;
+		__atomic_store_n(&k->inbox_bytes, k->inbox_bytes + n,
+				 __ATOMIC_RELAXED);
 		tail += n;
 	}
 	__atomic_store_n(&c->tail, tail, __ATOMIC_RELEASE);
@@ -565,7 +566,8 @@ static void *reader_main(void *arg)
 
 			ret = ksched_collect_into(k, k->inbox, k->inbox_limit,
 						  &lost);
-			k->inbox_bytes += k->inbox[0].len - had;
+			__atomic_store_n(&k->inbox_bytes, k->inbox_bytes +
+					 k->inbox[0].len - had, __ATOMIC_RELAXED);
 		}
 		busy = k->inbox_bytes != before;
 		inbox_lost_add(k, lost);

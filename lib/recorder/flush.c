@@ -146,6 +146,7 @@ static uint64_t ksched_flush(struct recorder *r, uint64_t horizon)
 	if (!r->ks)
 		return 0;
 	r->next_ktake = d9_clock_gettime_ns() + KSCHED_TAKE_NS;
+	r->ktaken_bytes = d9_ksched_inbox_bytes(r->ks);
 	/* a stream's size at most: buffer_bytes, or a segment's */
 	r->kt_batch_bytes = r->cfg.buffer_bytes < r->cfg.max_file_bytes ?
 			    r->cfg.buffer_bytes : r->cfg.max_file_bytes;
@@ -417,9 +418,17 @@ void *d9_flush_main(void *arg)
 		busy |= drain_collector(r) > 0;
 		if (rotate_after && !step_two && r->ks)
 			dial9_ksched_sync(r->ks, 1000);	/* into this segment */
-		/* the kernel's records: every KSCHED_TAKE_NS, or now */
+		/*
+		 * The kernel's records: every KSCHED_TAKE_NS once the reader
+		 * holds KSCHED_TAKE_MIN_BYTES (else every KSCHED_TAKE_MAX_NS),
+		 * or now.
+		 */
 		if (r->ks && ((rotate_after && !step_two) ||
-			      now >= r->next_ktake ||
+			      (now >= r->next_ktake &&
+			       (d9_ksched_inbox_bytes(r->ks) - r->ktaken_bytes >=
+				KSCHED_TAKE_MIN_BYTES ||
+				now >= r->next_ktake - KSCHED_TAKE_NS +
+				       KSCHED_TAKE_MAX_NS)) ||
 			      d9_ksched_inbox_full(r->ks)))
 			kbusy = ksched_flush(r, rotate_after && !step_two ? now :
 					     now - KSCHED_HORIZON_NS) > 0;

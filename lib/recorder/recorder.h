@@ -75,6 +75,7 @@ struct recorder {
 	uint64_t sched_events;
 	struct d9_kstream ks_out;	/* the kernel's records, as written */
 	uint64_t next_ktake;		/* when the flush thread takes them */
+	uint64_t ktaken_bytes;		/* the reader's count at that take */
 	int sched_error;
 	char sched_backend[16];
 	char sched_note[512];
@@ -125,10 +126,15 @@ extern atomic_int d9_dump_signal;
 
 /*
  * The flush thread takes the kernel's records (the reader's inboxes) at
- * most this often, unless a flush, a rotation or a full inbox asks for
- * it: each stream of chunks carries its layout frame (about 1.2 KB).
+ * most every KSCHED_TAKE_NS, and while the reader holds less than
+ * KSCHED_TAKE_MIN_BYTES, every KSCHED_TAKE_MAX_NS, unless a flush, a
+ * rotation or a full inbox asks for it: each stream of chunks carries
+ * its layout frame (about 1.2 KB), which a take of a few records would
+ * pay many times over.
  */
 #define KSCHED_TAKE_NS 100000000ull
+#define KSCHED_TAKE_MAX_NS 1000000000ull
+#define KSCHED_TAKE_MIN_BYTES (16u << 10)
 
 /* ---- kstream.c: the kernel's records into segments, as written ---- */
 /* The stream's head (header, layout of @backend), once. */
