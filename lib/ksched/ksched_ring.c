@@ -470,9 +470,14 @@ static void inbox_lost_add(struct dial9_ksched *k, uint64_t n)
 }
 
 /*
- * While records keep coming, the reader also looks every few ms, besides
- * the watermark's wake-ups (which it can get late under overload).
+ * While records keep coming, the reader also looks every 50 ms, besides
+ * the watermark's wake-ups and the flush thread's kicks (at most ten a
+ * second): each look is a wake-up of a recorder thread, which may
+ * preempt the workload.  While it falls behind (its last read found a
+ * ring past its watermark, or no room), every 5 ms: under overload the
+ * watermark's wake-ups come late.
  */
+#define KSCHED_CALM_POLL_MS 50
 #define KSCHED_BUSY_POLL_MS 5
 
 /* How long a record may take from its timestamp to its ring's head. */
@@ -527,7 +532,7 @@ static void *reader_main(void *arg)
 		{ .fd = k->kick_fd, .events = POLLIN },
 	};
 
-	bool busy = false, full = false;
+	bool busy = false, full = false, hot = false;
 	uint64_t before;
 
 	pthread_setname_np(pthread_self(), "dial9-kread");
@@ -544,7 +549,8 @@ static void *reader_main(void *arg)
 		 * other than the recorder's own wait below the watermark:
 		 * dial9_ksched_pending()) wakes us; else every 10 s.
 		 */
-		if (poll(p, 2, busy || full ? KSCHED_BUSY_POLL_MS : 10000) < 0 &&
+		if (poll(p, 2, full || (busy && hot) ? KSCHED_BUSY_POLL_MS :
+			    busy ? KSCHED_CALM_POLL_MS : 10000) < 0 &&
 		    errno != EINTR)
 			break;
 		if ((p[1].revents & POLLIN) &&
@@ -587,7 +593,8 @@ static void *reader_main(void *arg)
 		pthread_mutex_unlock(&k->mu);
 		if (ret)
 			break;
-		d9_reader_rt_after_read(&k->rt, behind || full || lost);
+		hot = behind || full || lost;
+		d9_reader_rt_after_read(&k->rt, hot);
 	}
 	d9_reader_rt_end(&k->rt);
 	return NULL;

@@ -432,7 +432,6 @@ void *d9_flush_main(void *arg)
 			      d9_ksched_inbox_full(r->ks)))
 			kbusy = ksched_flush(r, rotate_after && !step_two ? now :
 					     now - KSCHED_HORIZON_NS) > 0;
-		busy |= kbusy;
 		report_losses(r);
 		if (rotate_after && !step_two) {
 			/*
@@ -460,16 +459,22 @@ void *d9_flush_main(void *arg)
 		}
 		d9_flush_top_up_pool(r);
 		/*
-		 * Idle (nothing drained, no scheduler records, no request):
-		 * tick less and less often, down to every 2 s (the drain
-		 * epoch, rotations and the clock need no more); any work
-		 * brings the period back.
+		 * Idle (nothing drained, no request): tick less and less
+		 * often, down to every 2 s (the drain epoch, rotations and
+		 * the clock need no more); any work brings the period back.
+		 * The kernel's records alone need no more than a tick per
+		 * take (KSCHED_TAKE_NS): the reader thread keeps the rings
+		 * empty meanwhile, and each tick is a wake-up of a recorder
+		 * thread that may preempt the workload.
 		 */
 		if (busy || rotate_after)
 			wait_ms = r->cfg.flush_interval_ms;
 		else if (wait_ms < IDLE_TICK_MS)
 			wait_ms = wait_ms * 2 < IDLE_TICK_MS ? wait_ms * 2 :
 							      IDLE_TICK_MS;
+		if (kbusy && !busy && !rotate_after &&
+		    wait_ms > KSCHED_TAKE_NS / D9_NS_PER_MS)
+			wait_ms = KSCHED_TAKE_NS / D9_NS_PER_MS;
 
 		pthread_mutex_lock(&r->mu);
 		if (req != r->flush_done || dump) {
