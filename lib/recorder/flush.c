@@ -425,7 +425,8 @@ void *d9_flush_main(void *arg)
 		 */
 		if (r->ks && ((rotate_after && !step_two) ||
 			      (now >= r->next_ktake &&
-			       (d9_ksched_inbox_bytes(r->ks) - r->ktaken_bytes >=
+			       (!r->ks->reader ||	/* schedstat: it samples */
+				d9_ksched_inbox_bytes(r->ks) - r->ktaken_bytes >=
 				KSCHED_TAKE_MIN_BYTES ||
 				now >= r->next_ktake - KSCHED_TAKE_NS +
 				       KSCHED_TAKE_MAX_NS)) ||
