@@ -145,7 +145,7 @@ static uint64_t ksched_flush(struct recorder *r, uint64_t horizon)
 
 	if (!r->ks)
 		return 0;
-	r->next_ktake = d9_clock_gettime_ns() + KSCHED_TAKE_NS;
+	r->last_ktake = d9_clock_gettime_ns();
 	r->ktaken_bytes = d9_ksched_inbox_bytes(r->ks);
 	/* a stream's size at most: buffer_bytes, or a segment's */
 	r->kt_batch_bytes = r->cfg.buffer_bytes < r->cfg.max_file_bytes ?
@@ -171,6 +171,26 @@ static uint64_t ksched_flush(struct recorder *r, uint64_t horizon)
 	}
 	d9_kstream_encoded(r);
 	return r->sched_events - before;
+}
+
+/*
+ * Whether the kernel's records are due for a take at @now: every
+ * KSCHED_TAKE_NS once the reader holds KSCHED_TAKE_MIN_BYTES (else every
+ * KSCHED_TAKE_MAX_NS; without a reader, schedstat's samples, every
+ * KSCHED_TAKE_NS), or at once when an inbox is full.
+ */
+static bool ktake_due(const struct recorder *r, uint64_t now)
+{
+	/* (a flush request may have taken them after @now was read) */
+	uint64_t since = now > r->last_ktake ? now - r->last_ktake : 0;
+
+	if (d9_ksched_inbox_full(r->ks))
+		return true;
+	if (since < KSCHED_TAKE_NS)
+		return false;
+	return !r->ks->reader || since >= KSCHED_TAKE_MAX_NS ||
+	       d9_ksched_inbox_bytes(r->ks) - r->ktaken_bytes >=
+	       KSCHED_TAKE_MIN_BYTES;
 }
 
 /* Open the scheduler source the configuration asks for. */
@@ -418,19 +438,7 @@ void *d9_flush_main(void *arg)
 		busy |= drain_collector(r) > 0;
 		if (rotate_after && !step_two && r->ks)
 			dial9_ksched_sync(r->ks, 1000);	/* into this segment */
-		/*
-		 * The kernel's records: every KSCHED_TAKE_NS once the reader
-		 * holds KSCHED_TAKE_MIN_BYTES (else every KSCHED_TAKE_MAX_NS),
-		 * or now.
-		 */
-		if (r->ks && ((rotate_after && !step_two) ||
-			      (now >= r->next_ktake &&
-			       (!r->ks->reader ||	/* schedstat: it samples */
-				d9_ksched_inbox_bytes(r->ks) - r->ktaken_bytes >=
-				KSCHED_TAKE_MIN_BYTES ||
-				now >= r->next_ktake - KSCHED_TAKE_NS +
-				       KSCHED_TAKE_MAX_NS)) ||
-			      d9_ksched_inbox_full(r->ks)))
+		if (r->ks && ((rotate_after && !step_two) || ktake_due(r, now)))
 			kbusy = ksched_flush(r, rotate_after && !step_two ? now :
 					     now - KSCHED_HORIZON_NS) > 0;
 		report_losses(r);

@@ -74,7 +74,7 @@ struct recorder {
 	struct d9_kmaps_follow maps; /* whose were written, since when */
 	uint64_t sched_events;
 	struct d9_kstream ks_out;	/* the kernel's records, as written */
-	uint64_t next_ktake;		/* when the flush thread takes them */
+	uint64_t last_ktake;		/* when the flush thread took them */
 	uint64_t ktaken_bytes;		/* the reader's count at that take */
 	int sched_error;
 	char sched_backend[16];
