@@ -151,6 +151,21 @@ static inline uint8_t *d9_put_bytes(uint8_t *p, const void *s, size_t n)
 	return p + n;
 }
 
+/*
+ * A batch end frame at @p for a stream of @stream_bytes before it (from
+ * its header); its end.  At most 2 + D9_MAX_VARINT bytes.
+ */
+static inline uint8_t *d9_put_batch_end(uint8_t *p, uint64_t stream_bytes)
+{
+	uint8_t len[D9_MAX_VARINT];
+	size_t n = (size_t)(d9_put_varint(len, stream_bytes) - len);
+
+	*p++ = D9_F_BATCH_END;
+	*p++ = (uint8_t)n;
+	memcpy(p, len, n);
+	return p + n;
+}
+
 static inline uint8_t *d9_put_header(uint8_t *p)
 {
 	p[0] = D9_MAGIC0;

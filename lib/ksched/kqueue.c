@@ -152,3 +152,22 @@ int d9_kq_move(struct d9_kq *to, struct d9_kq *from)
 	from->off = from->len = 0;
 	return 0;
 }
+
+/* (ksched.h) */
+size_t d9_kq_fit(const unsigned char *p, size_t n, size_t room)
+{
+	size_t used = 0;
+
+	while (used + 8 <= n) {
+		uint16_t size;
+
+		memcpy(&size, p + used + offsetof(struct dial9_rec_header, size),
+		       sizeof(size));
+		if (size < 8 || size % 8 || used + size > n)
+			return n <= room ? n : used;
+		if (used + size > room)
+			break;
+		used += size;
+	}
+	return used;
+}

@@ -414,6 +414,13 @@ static inline const struct dial9_rec_header *d9_kq_peek(const struct d9_kq *q)
 {
 	return q->off < q->len ? (const void *)(q->buf + q->off) : NULL;
 }
+/*
+ * The bytes of the whole records at the start of @p (@n bytes, as a ring
+ * holds them) that fit in @room.  A record whose size is not one the
+ * kernel writes ends the walk: from there the bytes go whole or not at
+ * all, for the parser to report.
+ */
+size_t d9_kq_fit(const unsigned char *p, size_t n, size_t room);
 /* Put the records not yet taken in time order (stable). */
 int d9_kq_sort(struct d9_kq *q);
 /* Move everything from @from to the end of @to; @from is left empty. */
@@ -442,6 +449,12 @@ int d9_ktrace_begin(struct d9_ktrace *kt);
  * record: sched.thread_name, which no per-CPU count includes). */
 int d9_ktrace_thread_name(struct d9_ktrace *kt, uint64_t ts, uint32_t tid,
 			  uint32_t tgid, const char *comm, size_t len);
+/*
+ * The stats' counts of one record (lost, unfollowed, stacks, samples and
+ * their missed periods), as d9_ktrace_add() keeps them; for a record
+ * that is written as it is (the raw transport: recorder/kstream.c).
+ */
+void d9_ktrace_count(struct d9_ktrace *kt, const struct dial9_rec_header *h);
 /* Add one record; records of unknown types are skipped. */
 int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *rec);
 /*

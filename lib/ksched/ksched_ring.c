@@ -328,30 +328,6 @@ static int ksched_collect_into(struct dial9_ksched *k, struct d9_kq *qs,
 }
 
 /*
- * The bytes of the whole records at the start of @p (@n bytes of a ring)
- * that fit in @room.  A record whose size is not one the kernel writes
- * ends the walk: from there the stretch goes whole or not at all, for the
- * parser to report.
- */
-static size_t whole_records(const unsigned char *p, size_t n, size_t room)
-{
-	size_t used = 0;
-
-	while (used + 8 <= n) {
-		uint16_t size;
-
-		memcpy(&size, p + used + offsetof(struct dial9_rec_header, size),
-		       sizeof(size));
-		if (size < 8 || size % 8 || used + size > n)
-			return n <= room ? n : used;
-		if (used + size > room)
-			break;
-		used += size;
-	}
-	return used;
-}
-
-/*
  * Room for @want bytes in inbox @q, at least twice what it had, at most
  * k->inbox_limit, faulted in by the caller; on failure it keeps its room.
  */
@@ -395,7 +371,7 @@ static bool ring_copy_raw(struct dial9_ksched *k, unsigned int cpu,
 		if (in->len + n > in->cap && in->cap < k->inbox_limit)
 			inbox_widen(k, in, in->len + n);
 		if (in->len + n > in->cap)
-			n = whole_records(k->data[cpu] + off, n,
+			n = d9_kq_fit(k->data[cpu] + off, n,
 					  in->cap - in->len);
 		if (!n) {
 			__atomic_store_n(&k->inbox_full, true, __ATOMIC_RELAXED);

@@ -131,12 +131,6 @@ static int add_stack(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 	v[5].b = h->flags & (sample ? DIAL9_SAMPLE_KERNEL : DIAL9_STACK_WAKER);
 	v[6] = dial9_u64(kt->sample_period_ns);
 	v[7] = dial9_u64(st->reserved);
-	if (sample) {
-		kt->samples++;
-		kt->samples_missed += st->reserved;
-	} else {
-		kt->stacks++;
-	}
 	return emit_values(kt, sample ? D9_KS_SAMPLE : D9_KS_STACK, h->time_ns, v);
 }
 
@@ -179,6 +173,36 @@ int d9_ktrace_ring(struct d9_ktrace *kt, uint64_t ts, unsigned int cpu,
 	return emit(kt, D9_KS_RING, ts, v);
 }
 
+void d9_ktrace_count(struct d9_ktrace *kt, const struct dial9_rec_header *h)
+{
+	const struct dial9_rec_stack *st = (const void *)h;
+
+	switch (h->type) {
+	case DIAL9_REC_LOST:
+		if (h->size >= sizeof(struct dial9_rec_lost))
+			kt->lost += ((const struct dial9_rec_lost *)
+				     (const void *)h)->count;
+		break;
+	case DIAL9_REC_UNFOLLOWED:
+		if (h->size >= sizeof(struct dial9_rec_unfollowed))
+			kt->unfollowed++;
+		break;
+	case DIAL9_REC_STACK:
+	case DIAL9_REC_SAMPLE:
+		/* as add_stack() takes it: a whole stack of 32 at most */
+		if (h->size < sizeof(*st) || st->nr > DIAL9_STACK_MAX_DEPTH ||
+		    h->size < sizeof(*st) + st->nr * sizeof(st->ips[0]))
+			break;
+		if (h->type == DIAL9_REC_STACK) {
+			kt->stacks++;
+		} else {
+			kt->samples++;
+			kt->samples_missed += st->reserved;
+		}
+		break;
+	}
+}
+
 int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 {
 	const struct dial9_rec_switch *sw = (const void *)h;
@@ -193,6 +217,7 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 	int ret = 0;
 
 	kt->encoded++;
+	d9_ktrace_count(kt, h);
 	switch (h->type) {
 	case DIAL9_REC_SWITCH:
 		/* An older module's record ends before the totals. */
@@ -281,7 +306,6 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 	case DIAL9_REC_LOST:
 		if (h->size < sizeof(*lo))
 			return -EPROTO;
-		kt->lost += lo->count;
 		v[0] = h->cpu;
 		v[1] = lo->count;
 		return emit(kt, D9_KS_LOST, h->time_ns, v);
@@ -311,7 +335,6 @@ int d9_ktrace_add(struct d9_ktrace *kt, const struct dial9_rec_header *h)
 		v[1] = uf->parent_tgid;
 		v[2] = !!(h->flags & DIAL9_UNFOLLOWED_EXEC);
 		v[3] = h->cpu;
-		kt->unfollowed++;
 		return emit(kt, D9_KS_UNFOLLOWED, h->time_ns, v);
 	case D9_REC_SCHEDSTAT: {
 		const struct d9_rec_schedstat *ss = (const void *)h;

@@ -230,13 +230,9 @@ static bool new_batch(struct d9_thread *th, struct d9_cursor *c)
 
 void d9_batch_finish(struct d9_batch *b)
 {
-	uint8_t *p = b->data + b->len, len[D9_MAX_VARINT];
-	size_t n = (size_t)(d9_put_varint(len, b->len) - len);
+	uint8_t *p = b->data + b->len;
 
-	*p++ = D9_F_BATCH_END;
-	*p++ = (uint8_t)n;
-	memcpy(p, len, n);
-	b->len += 2 + n;
+	b->len = (size_t)(d9_put_batch_end(p, b->len) - b->data);
 }
 
 /* Hand the cursor's batch to the collector (or recycle it if empty). */

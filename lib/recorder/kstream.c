@@ -55,31 +55,6 @@ int d9_kstream_init(struct recorder *r, const char *backend,
 	return 0;
 }
 
-/* The counts of the stats (dial9_stats sched_*): a few record types. */
-static void count(struct d9_ktrace *kt, const struct dial9_rec_header *h)
-{
-	const struct dial9_rec_stack *st = (const void *)h;
-
-	switch (h->type) {
-	case DIAL9_REC_LOST:
-		if (h->size >= sizeof(struct dial9_rec_lost))
-			kt->lost += ((const struct dial9_rec_lost *)
-				     (const void *)h)->count;
-		break;
-	case DIAL9_REC_UNFOLLOWED:
-		kt->unfollowed++;
-		break;
-	case DIAL9_REC_STACK:
-		kt->stacks++;
-		break;
-	case DIAL9_REC_SAMPLE:
-		kt->samples++;
-		if (h->size >= sizeof(*st))
-			kt->samples_missed += st->reserved;
-		break;
-	}
-}
-
 /* Write the stream gathered, ended by @horizon (0: none) and its batch
  * end frame. */
 static uint64_t stream_write(struct recorder *r, uint64_t horizon)
@@ -98,15 +73,7 @@ static uint64_t stream_write(struct recorder *r, uint64_t horizon)
 		p = d9_put_u64le(p, horizon);
 	}
 	s->bytes += (size_t)(p - s->tail);
-	*p++ = D9_F_BATCH_END;
-	{
-		uint8_t len[D9_MAX_VARINT];
-		size_t ll = (size_t)(d9_put_varint(len, s->bytes) - len);
-
-		p = d9_put_varint(p, ll);
-		memcpy(p, len, ll);
-		p += ll;
-	}
+	p = d9_put_batch_end(p, s->bytes);
 	s->iov[s->niov].iov_base = s->tail;
 	s->iov[s->niov++].iov_len = (size_t)(p - s->tail);
 	d9_segw_write_stream(r->segw, s->iov, s->niov, n);
@@ -157,22 +124,19 @@ void d9_kstream_seen(void *ctx, const struct dial9_rec_header *h)
 	    h->type != DIAL9_REC_UNFOLLOWED &&
 	    d9_kmaps_follow_rec(&r->maps, h, d9_kstream_put_mapping, r))
 		r->sched_error = -ENOMEM;
-	count(&r->kt, h);
+	d9_ktrace_count(&r->kt, h);
 }
 
 /* The end of the whole records of @b that fit in @room (at least one). */
 static size_t cut(const unsigned char *b, size_t n, size_t room)
 {
-	size_t at = 0;
+	size_t at = d9_kq_fit(b, n, room);
+	uint16_t size = ((const struct dial9_rec_header *)(const void *)b)->size;
 
-	while (at < n) {
-		const struct dial9_rec_header *h = (const void *)(b + at);
-
-		if (at && at + h->size > room)
-			break;
-		at += h->size;
-	}
-	return at;
+	if (at)
+		return at;
+	/* the first alone is larger than @room: it goes by itself */
+	return size >= 8 && size <= n ? size : n;
 }
 
 int d9_kstream_chunk(void *ctx, unsigned int cpu, const void *p, size_t n,
