@@ -80,19 +80,20 @@ struct launcher {
 	const char *name;
 	const char *with_value;	/* short options that take one */
 	unsigned int positional;	/* arguments before the command */
+	bool assigns;		/* NAME=VALUE arguments before it (env) */
 };
 
 static const struct launcher launchers[] = {
-	{ "env", "uCS", 0 },		/* NAME=VALUE pairs: skipped below */
-	{ "taskset", "", 1 },		/* the mask, or -c's list */
-	{ "nice", "n", 0 },
-	{ "chrt", "", 1 },		/* the priority */
-	{ "ionice", "cnp", 0 },
-	{ "stdbuf", "ioe", 0 },
-	{ "timeout", "sk", 1 },		/* the duration */
-	{ "nohup", "", 0 },
-	{ "setsid", "", 0 },
-	{ "numactl", "NmCpiPl", 0 },
+	{ "env", "uCS", 0, true },
+	{ "taskset", "", 1, false },	/* the mask, or -c's list */
+	{ "nice", "n", 0, false },
+	{ "chrt", "", 1, false },	/* the priority */
+	{ "ionice", "cnp", 0, false },
+	{ "stdbuf", "ioe", 0, false },
+	{ "timeout", "sk", 1, false },	/* the duration */
+	{ "nohup", "", 0, false },
+	{ "setsid", "", 0, false },
+	{ "numactl", "NmCpiPl", 0, false },
 };
 
 /* The program @argv finally execs, past the launchers it starts with. */
@@ -118,20 +119,19 @@ static const char *final_program(char **argv)
 				i++;
 				break;
 			}
-			if (a[0] == '-' && a[1] && a[1] != '-' &&
-			    !(l == &launchers[2] && a[1] >= '0' && a[1] <= '9')) {
-				/* -c of taskset takes the list as its positional */
-				if (!a[2] && strchr(l->with_value, a[1]) && argv[i + 1])
+			/*
+			 * An option: -X VALUE skips its value too; -XVALUE,
+			 * --name=value, flags and nice's -5 do not (taskset's
+			 * -c takes the list as its positional).
+			 */
+			if (a[0] == '-') {
+				if (a[1] && a[1] != '-' && !a[2] &&
+				    strchr(l->with_value, a[1]) && argv[i + 1])
 					i++;
 				continue;
 			}
-			if (a[0] == '-' && a[1] == '-') {
-				continue;	/* --name=value, or a flag */
-			}
-			if (a[0] == '-')
-				continue;	/* nice -5 */
-			if (l == &launchers[0] && strchr(a, '='))
-				continue;	/* env NAME=VALUE */
+			if (l->assigns && strchr(a, '='))
+				continue;
 			if (pos) {
 				pos--;
 				continue;
