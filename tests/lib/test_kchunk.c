@@ -64,6 +64,24 @@ static void chunk(struct bb *b, unsigned int cpu, const void *recs, size_t n)
 	put(b, recs, n);
 }
 
+/* An application's stream (the encoder's): one event of @name at @ts. */
+static void app_stream(struct bb *b, const char *name, uint64_t ts)
+{
+	struct dial9_encoder *e;
+	const void *p;
+	size_t len;
+
+	assert_int_equal(dial9_encoder_new(&e), 0);
+	assert_int_equal(dial9_encoder_begin_stream(e), 0);
+	assert_int_equal(dial9_encoder_schema(e, 1, DIAL9_KIND_INSTANT, name,
+					      0, NULL), 0);
+	assert_int_equal(dial9_encoder_event(e, 1, ts, NULL), 0);
+	assert_int_equal(dial9_encoder_end_stream(e), 0);
+	p = dial9_encoder_data(e, &len);
+	put(b, p, len);
+	dial9_encoder_free(e);
+}
+
 static void horizon(struct bb *b, uint64_t h)
 {
 	uint8_t t[10] = { D9_F_KHORIZON, 8 };
@@ -156,12 +174,10 @@ static void merged_by_horizon(void **state)
 					 DIAL9_EXIT_GROUP_DEAD, 70), 6, 6 };
 	struct dial9_rec_header pad = hdr(DIAL9_REC_PAD, 8, 0, 0, 0);
 	struct dial9_rec_header unk = hdr(42, 16, 1, 0, 80);
-	struct dial9_encoder *e;
 	struct dial9_decoder *d;
 	struct dial9_record r;
 	char out[2048];
-	const void *app;
-	size_t n, len;
+	size_t n;
 	bool saw_sample = false, saw_in = false;
 	(void)state;
 
@@ -177,21 +193,13 @@ static void merged_by_horizon(void **state)
 	chunk(&b, 0, c0.b, c0.n);
 	horizon(&b, 45);
 	/* an application's stream between two kernel ones */
-	assert_int_equal(dial9_encoder_new(&e), 0);
-	assert_int_equal(dial9_encoder_begin_stream(e), 0);
-	assert_int_equal(dial9_encoder_schema(e, 1, DIAL9_KIND_INSTANT, "app",
-					      0, NULL), 0);
-	assert_int_equal(dial9_encoder_event(e, 1, 100, NULL), 0);
-	assert_int_equal(dial9_encoder_end_stream(e), 0);
-	app = dial9_encoder_data(e, &len);
-	put(&b, app, len);
+	app_stream(&b, "app", 100);
 	stream(&b, 10101010);
 	c0.n = 0;
 	put(&c0, &ex, sizeof(ex));
 	chunk(&b, 0, c0.b, c0.n);
 	chunk(&b, 1, &unk, sizeof(unk));
 
-	dial9_encoder_free(e);
 	if (decode(&b, out, sizeof(out), &n))
 		fail_msg("%s", out);
 	/* up to the horizon, then the application's stream, then the rest
@@ -377,21 +385,12 @@ static void random_mutations(void **state)
 static void versions(void **state)
 {
 	struct bb b = { .n = 0 };
-	struct dial9_encoder *e;
-	const void *p;
 	char out[256];
-	size_t n, len;
+	size_t n;
 	(void)state;
 
 	/* a stream of version 1, as libdial9 wrote before: read */
-	assert_int_equal(dial9_encoder_new(&e), 0);
-	assert_int_equal(dial9_encoder_begin_stream(e), 0);
-	assert_int_equal(dial9_encoder_schema(e, 1, DIAL9_KIND_INSTANT, "old",
-					      0, NULL), 0);
-	assert_int_equal(dial9_encoder_event(e, 1, 5, NULL), 0);
-	assert_int_equal(dial9_encoder_end_stream(e), 0);
-	p = dial9_encoder_data(e, &len);
-	put(&b, p, len);
+	app_stream(&b, "old", 5);
 	assert_int_equal(b.b[4], D9_VERSION);
 	assert_int_equal(D9_VERSION, 2);
 	b.b[4] = 1;
@@ -400,7 +399,6 @@ static void versions(void **state)
 	/* a version this reader does not know: refused */
 	b.b[4] = 3;
 	assert_int_equal(decode(&b, out, sizeof(out), &n), -EPROTONOSUPPORT);
-	dial9_encoder_free(e);
 }
 
 int main(void)
