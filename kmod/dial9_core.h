@@ -74,7 +74,25 @@ struct dial9_ring {
 #define DIAL9_TGT_TGID(e)	((pid_t)(u32)(e))
 #define DIAL9_TGT_FLAGS(e)	((u32)((e) >> 32) & 0x7fffffff)
 
-struct dial9_targets;
+#define DIAL9_TGT_BITS		13	/* 2 x DIAL9_MAX_TARGETS slots */
+#define DIAL9_TGT_SLOTS		(1U << DIAL9_TGT_BITS)
+#define DIAL9_TGT_MASK		(DIAL9_TGT_SLOTS - 1)
+#define DIAL9_TGT_PROBES	32
+/* A removed entry: its tgid (low 32 bits) is 0, which never matches. */
+#define DIAL9_TGT_TOMB		(1ULL << 63)
+
+static_assert(DIAL9_TGT_SLOTS >= 2 * DIAL9_MAX_TARGETS);
+
+/*
+ * A session's table of followed processes (targets.c), 128 KiB of
+ * vmalloc: its writers' lock and its count of entries in use are the
+ * session's (targets_lock, targets_live), so that it takes whole pages
+ * and no more.
+ */
+struct dial9_targets {
+	u64 key[DIAL9_TGT_SLOTS];	/* tgid | flags << 32; 0 free; TOMB */
+	u64 start[DIAL9_TGT_SLOTS];	/* its leader's start_time */
+};
 
 /*
  * A thread left out of the session: its tid and start_time (identity),
@@ -145,10 +163,71 @@ struct dial9_ring *dial9_ring_alloc(u32 size, int cpu);
 void dial9_ring_free(struct dial9_ring *r);
 void dial9_ring_map(struct vm_area_struct *vma, struct dial9_ring *r,
 		    bool data);
-void *dial9_ring_reserve(struct dial9_ring *r, u16 type, u32 size,
-			 u64 time_ns);
-bool dial9_ring_commit(struct dial9_ring *r);
+void *dial9_ring_reserve_slow(struct dial9_ring *r, u16 type, u32 size,
+			      u64 time_ns);
+bool dial9_ring_wake_due(struct dial9_ring *r);
 bool dial9_ring_readable(struct dial9_ring *r);
+
+/* A record's header at @h in @r: its type, size, cpu and time, no flags. */
+static __always_inline void dial9_ring_header(struct dial9_ring *r,
+					      struct dial9_rec_header *h,
+					      u16 type, u32 size, u64 time_ns)
+{
+	h->type = type;
+	h->size = size;
+	h->cpu = r->cpu;
+	h->flags = 0;
+	h->time_ns = time_ns;
+}
+
+/*
+ * Reserve @size bytes (a multiple of 8) for one record at @time_ns, after a
+ * LOST record if records were dropped since the last one.  Returns where to
+ * write the record, with its header's type, size, cpu and time filled in,
+ * or NULL (the record is counted lost) if it does not fit.  Interrupts must
+ * be off until dial9_ring_commit(): only this CPU writes this ring.
+ *
+ * Inline, the common case: it fits by the reader's tail last seen (the
+ * tail only moves forward, so it fits by the tail now), needs no pad and
+ * follows no drop.  The rest is dial9_ring_reserve_slow().
+ */
+static __always_inline void *dial9_ring_reserve(struct dial9_ring *r, u16 type,
+						u32 size, u64 time_ns)
+{
+	u64 head = r->head;
+	u32 off = head & r->mask;
+	struct dial9_rec_header *h;
+
+	if (unlikely(r->unreported_lost || off + size > r->size ||
+		     head + size - r->tail_seen > r->size))
+		return dial9_ring_reserve_slow(r, type, size, time_ns);
+	/* One CPU's records never go backwards in time. */
+	if (time_ns < r->last_ns)
+		time_ns = r->last_ns;
+	r->last_ns = time_ns;
+	h = r->data + off;
+	dial9_ring_header(r, h, type, size, time_ns);
+	r->head = head + size;
+	return h;
+}
+
+/*
+ * Publish what dial9_ring_reserve() handed out.  Returns true if the reader
+ * should be woken (dial9_ring_wake_due()), which only a ring filled to its
+ * watermark by the tail last seen needs to ask.
+ */
+static __always_inline bool dial9_ring_commit(struct dial9_ring *r)
+{
+	u64 used = r->head - r->tail_seen;
+
+	r->written++;
+	WRITE_ONCE(r->ctrl->written, r->written);
+	/* Release: the record is complete before the reader sees head. */
+	smp_store_release(&r->ctrl->head, r->head);
+	if (likely(used < READ_ONCE(r->ctrl->watermark) && used < r->size))
+		return false;
+	return dial9_ring_wake_due(r);
+}
 
 /* probes.c */
 int dial9_probes_init(void);
@@ -187,14 +266,11 @@ size_t dial9_targets_bytes(void);
 int dial9_targets_init(struct dial9_session *s);
 void dial9_targets_free(struct dial9_session *s);
 void dial9_index_init(void);
-int dial9_target_flags(const struct dial9_session *s,
-		       const struct task_struct *p);
 int dial9_target_add(struct dial9_session *s, const struct task_struct *p,
 		     u32 flags);
 void dial9_target_forget(struct dial9_session *s, pid_t tgid, u64 start,
 			 bool any);
 u32 dial9_targets_count(const struct dial9_session *s);
-u64 dial9_process_start(const struct task_struct *p);
 bool dial9_is_owner(const struct dial9_session *s, const struct task_struct *p);
 bool dial9_creds_ok(const struct dial9_session *s, const struct task_struct *p);
 bool dial9_secure_image(struct task_struct *p);
@@ -225,6 +301,50 @@ static __always_inline u32 dial9_index_slot(pid_t tgid)
 static __always_inline bool dial9_indexed(const struct task_struct *p)
 {
 	return test_bit(dial9_index_slot(p->tgid), dial9_index_bits);
+}
+
+/*
+ * The identity of @p's process: a reused tgid has a later start.  An exec
+ * by another thread keeps it (de_thread() copies the leader's start).
+ */
+static __always_inline u64 dial9_process_start(const struct task_struct *p)
+{
+	return READ_ONCE(p->group_leader)->start_time;
+}
+
+/*
+ * The slot of (@tgid, @start) in @t, or -1.  Lock-free; inline, as the
+ * probes look up both sides of most events.
+ */
+static __always_inline int dial9_tgt_slot(const struct dial9_targets *t,
+					  pid_t tgid, u64 start)
+{
+	u32 h = hash_32((u32)tgid, DIAL9_TGT_BITS), i;
+
+	for (i = 0; i < DIAL9_TGT_PROBES; i++) {
+		u32 slot = (h + i) & DIAL9_TGT_MASK;
+		/* Acquire: the start written before the key is seen. */
+		u64 e = smp_load_acquire(&t->key[slot]);
+
+		if (!e)
+			return -1;
+		if (DIAL9_TGT_TGID(e) == tgid)
+			return READ_ONCE(t->start[slot]) == start ? slot : -1;
+	}
+	return -1;
+}
+
+/* The DIAL9_TARGET_* flags of @p's process if it is followed, else -1. */
+static __always_inline int dial9_target_flags(const struct dial9_session *s,
+					      const struct task_struct *p)
+{
+	const struct dial9_targets *t = s->targets;
+	int slot;
+
+	if (!p->tgid || !READ_ONCE(s->targets_live))
+		return -1;
+	slot = dial9_tgt_slot(t, p->tgid, dial9_process_start(p));
+	return slot < 0 ? -1 : (int)DIAL9_TGT_FLAGS(READ_ONCE(t->key[slot]));
 }
 
 /*

@@ -199,6 +199,7 @@ struct dial9_switch_ctx {
 	bool preempt;
 	bool known;		/* the fields below are set */
 	u16 flags;
+	u32 state;		/* prev's DIAL9_STATE_*, 0 if preempted */
 	u64 now;
 	u64 wait_ns;
 	u64 prev_delay;
@@ -208,25 +209,62 @@ struct dial9_switch_ctx {
 	struct dial9_stack *stack;	/* prev's, once walked */
 };
 
-static void dial9_switch_know(struct dial9_switch_ctx *w)
+/* What every session's record of the switch shares, found at the first. */
+static __always_inline void dial9_switch_know(struct dial9_switch_ctx *w)
 {
 	u64 queued = dial9_queued_since(w->next);
+	u16 flags = 0;
 
 	w->known = true;
 	if (w->preempt)
-		w->flags |= DIAL9_SWITCH_PREEMPT;
+		flags |= DIAL9_SWITCH_PREEMPT;
 	if (w->preempt || w->prev_state == TASK_RUNNING)
-		w->flags |= DIAL9_SWITCH_PREV_RUNNABLE;
+		flags |= DIAL9_SWITCH_PREV_RUNNABLE;
+	w->wait_ns = 0;
 	if (queued) {
 		u64 t = local_clock();
 
 		w->wait_ns = t > queued ? t - queued : 0;
-		w->flags |= DIAL9_SWITCH_WAIT_VALID;
+		flags |= DIAL9_SWITCH_WAIT_VALID;
 	}
 	if (dial9_runq_totals(w->prev, &w->prev_delay, &w->prev_count) &&
 	    dial9_runq_totals(w->next, &w->next_delay, &w->next_count))
-		w->flags |= DIAL9_SWITCH_TOTALS;
+		flags |= DIAL9_SWITCH_TOTALS;
+	w->flags = flags;
+	w->state = w->preempt ? 0 :
+		__task_state_index(w->prev_state, w->prev->exit_state);
 	w->now = ktime_get_mono_fast_ns();
+}
+
+/*
+ * The fields of a switch record with a side @s may not see: a foreign
+ * side shows nothing (no ids, state, prio or wait).  Out of line: only
+ * unprivileged sessions with a foreign side get here.
+ */
+static noinline void dial9_switch_redact(struct dial9_session *s,
+					 struct dial9_rec_switch *rec,
+					 const struct dial9_switch_ctx *w,
+					 bool own_prev, bool own_next)
+{
+	bool see_prev = own_prev || s->privileged;
+	bool see_next = own_next || s->privileged;
+
+	if (!see_prev)
+		rec->hdr.flags &= ~(DIAL9_SWITCH_PREEMPT |
+				    DIAL9_SWITCH_PREV_RUNNABLE);
+	if (!see_next)
+		rec->hdr.flags &= ~DIAL9_SWITCH_WAIT_VALID;
+	dial9_ids(s, w->prev, own_prev, &rec->prev_tid, &rec->prev_tgid);
+	dial9_ids(s, w->next, own_next, &rec->next_tid, &rec->next_tgid);
+	rec->prev_prio = see_prev ? w->prev->prio : 0;
+	rec->next_prio = see_next ? w->next->prio : 0;
+	rec->prev_state = see_prev ? w->state : 0;
+	rec->reserved = 0;
+	rec->next_wait_ns = see_next ? w->wait_ns : 0;
+	rec->prev_run_delay_ns = see_prev ? w->prev_delay : 0;
+	rec->next_run_delay_ns = see_next ? w->next_delay : 0;
+	rec->prev_pcount = see_prev ? w->prev_count : 0;
+	rec->next_pcount = see_next ? w->next_count : 0;
 }
 
 /*
@@ -238,7 +276,7 @@ static __always_inline void dial9_switch_one(struct dial9_session *s,
 					     struct dial9_switch_ctx *w)
 {
 	struct task_struct *prev = w->prev, *next = w->next;
-	bool own_prev, own_next, see_prev, see_next, waiting = false;
+	bool own_prev, own_next, waiting = false;
 	struct dial9_rec_switch *rec;
 	struct dial9_ring *r;
 
@@ -270,33 +308,27 @@ static __always_inline void dial9_switch_one(struct dial9_session *s,
 	rec = dial9_ring_reserve(r, DIAL9_REC_SWITCH, sizeof(*rec), w->now);
 	if (!rec)
 		return;
-	/* A foreign side shows nothing: no ids, state, prio or wait. */
-	see_prev = own_prev || s->privileged;
-	see_next = own_next || s->privileged;
-	rec->hdr.flags = w->flags;
-	if (own_prev)
-		rec->hdr.flags |= DIAL9_SWITCH_PREV_TARGET;
-	if (own_next)
-		rec->hdr.flags |= DIAL9_SWITCH_NEXT_TARGET;
-	if (s->occupants)
-		rec->hdr.flags |= DIAL9_SWITCH_OCCUPANTS;
-	if (!see_prev)
-		rec->hdr.flags &= ~(DIAL9_SWITCH_PREEMPT |
-				    DIAL9_SWITCH_PREV_RUNNABLE);
-	if (!see_next)
-		rec->hdr.flags &= ~DIAL9_SWITCH_WAIT_VALID;
-	dial9_ids(s, prev, own_prev, &rec->prev_tid, &rec->prev_tgid);
-	dial9_ids(s, next, own_next, &rec->next_tid, &rec->next_tgid);
-	rec->prev_prio = see_prev ? prev->prio : 0;
-	rec->next_prio = see_next ? next->prio : 0;
-	rec->prev_state = see_prev && !w->preempt ?
-		__task_state_index(w->prev_state, prev->exit_state) : 0;
-	rec->reserved = 0;
-	rec->next_wait_ns = see_next ? w->wait_ns : 0;
-	rec->prev_run_delay_ns = see_prev ? w->prev_delay : 0;
-	rec->next_run_delay_ns = see_next ? w->next_delay : 0;
-	rec->prev_pcount = see_prev ? w->prev_count : 0;
-	rec->next_pcount = see_next ? w->next_count : 0;
+	rec->hdr.flags = w->flags |
+		(own_prev ? DIAL9_SWITCH_PREV_TARGET : 0) |
+		(own_next ? DIAL9_SWITCH_NEXT_TARGET : 0) |
+		(s->occupants ? DIAL9_SWITCH_OCCUPANTS : 0);
+	if (likely(s->privileged || (own_prev && own_next))) {
+		rec->prev_tid = prev->pid;
+		rec->prev_tgid = prev->tgid;
+		rec->next_tid = next->pid;
+		rec->next_tgid = next->tgid;
+		rec->prev_prio = prev->prio;
+		rec->next_prio = next->prio;
+		rec->prev_state = w->state;
+		rec->reserved = 0;
+		rec->next_wait_ns = w->wait_ns;
+		rec->prev_run_delay_ns = w->prev_delay;
+		rec->next_run_delay_ns = w->next_delay;
+		rec->prev_pcount = w->prev_count;
+		rec->next_pcount = w->next_count;
+	} else {
+		dial9_switch_redact(s, rec, w, own_prev, own_next);
+	}
 	dial9_commit(s, r);
 	/* Only a recorded task's own stack: never a foreign one. */
 	if (own_prev && s->stacks &&
@@ -346,13 +378,17 @@ static noinline void dial9_switch_walk(bool preempt, struct task_struct *prev,
 				       struct task_struct *next,
 				       unsigned int prev_state, bool indexed)
 {
-	struct dial9_switch_ctx w = {
-		.prev = prev, .next = next, .prev_state = prev_state,
-		.preempt = preempt,
-	};
+	struct dial9_switch_ctx w;
 	struct dial9_session *s;
 	unsigned long n = 0;
 
+	/* Only what is read before dial9_switch_know(): no memset. */
+	w.prev = prev;
+	w.next = next;
+	w.prev_state = prev_state;
+	w.preempt = preempt;
+	w.known = false;
+	w.stack = NULL;
 	list_for_each_entry_rcu(s, &dial9_wide, node) {
 		dial9_switch_one(s, &w);
 		n++;
@@ -412,6 +448,24 @@ struct dial9_wake_ctx {
 	u64 now;
 };
 
+/*
+ * The fields of a wake record with a side @s may not see (see
+ * dial9_switch_redact()).
+ */
+static noinline void dial9_wake_redact(struct dial9_session *s,
+				       struct dial9_rec_wake *rec,
+				       struct task_struct *p,
+				       struct task_struct *waker,
+				       bool own_p, bool own_waker)
+{
+	dial9_ids(s, p, own_p, &rec->tid, &rec->tgid);
+	dial9_ids(s, waker, own_waker, &rec->waker_tid, &rec->waker_tgid);
+	rec->prio = (own_p || s->privileged) ? p->prio : 0;
+	/* Where a foreign task runs is not for an unprivileged one. */
+	rec->target_cpu = (own_p || s->privileged) ? task_cpu(p) :
+			  DIAL9_CPU_REDACTED;
+}
+
 /* One session's part of a wake-up of w->p by w->waker. */
 static __always_inline void dial9_wake_one(struct dial9_session *s,
 					   struct dial9_wake_ctx *w)
@@ -452,13 +506,16 @@ static __always_inline void dial9_wake_one(struct dial9_session *s,
 		rec->hdr.flags = w->flags |
 			(own_p ? DIAL9_WAKE_TASK_TARGET : 0) |
 			(own_waker ? DIAL9_WAKE_WAKER_TARGET : 0);
-		dial9_ids(s, p, own_p, &rec->tid, &rec->tgid);
-		dial9_ids(s, waker, own_waker, &rec->waker_tid,
-			  &rec->waker_tgid);
-		rec->prio = (own_p || s->privileged) ? p->prio : 0;
-		/* Where a foreign task runs is not for an unprivileged one. */
-		rec->target_cpu = (own_p || s->privileged) ? task_cpu(p) :
-				  DIAL9_CPU_REDACTED;
+		if (likely(s->privileged || (own_p && own_waker))) {
+			rec->tid = p->pid;
+			rec->tgid = p->tgid;
+			rec->waker_tid = waker->pid;
+			rec->waker_tgid = waker->tgid;
+			rec->prio = p->prio;
+			rec->target_cpu = task_cpu(p);
+		} else {
+			dial9_wake_redact(s, rec, p, waker, own_p, own_waker);
+		}
 		dial9_commit(s, r);
 		if (w->type == DIAL9_REC_WAKING && s->stacks && own_p &&
 		    own_waker && !w->flags)
@@ -470,11 +527,17 @@ static __always_inline void dial9_wake_one(struct dial9_session *s,
 static noinline void dial9_wake_walk(struct task_struct *p, u16 type,
 				     u32 event, bool indexed)
 {
-	struct dial9_wake_ctx w = {
-		.p = p, .waker = current, .type = type, .event = event,
-	};
+	struct dial9_wake_ctx w;
 	struct dial9_session *s;
 	unsigned long n = 0;
+
+	/* Only what is read before it is set: no memset. */
+	w.p = p;
+	w.waker = current;
+	w.type = type;
+	w.event = event;
+	w.known = false;
+	w.flags = 0;
 
 	list_for_each_entry_rcu(s, &dial9_wide, node) {
 		dial9_wake_one(s, &w);

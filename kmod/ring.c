@@ -172,14 +172,12 @@ static void dial9_put_pad(struct dial9_ring *r, u32 off, u32 len)
 }
 
 /*
- * Reserve @size bytes (a multiple of 8) for one record at @time_ns, after a
- * LOST record if records were dropped since the last one.  Returns where to
- * write the record, with its header's type, size, cpu and time filled in,
- * or NULL (the record is counted lost) if it does not fit.  Interrupts must
- * be off until dial9_ring_commit(): only this CPU writes this ring.
+ * dial9_ring_reserve() when the record may not fit by the reader's tail
+ * last seen, needs a pad to the end of the area first, or follows drops:
+ * the tail read again, then a PAD and a LOST record as needed.
  */
-void *dial9_ring_reserve(struct dial9_ring *r, u16 type, u32 size,
-			 u64 time_ns)
+void *dial9_ring_reserve_slow(struct dial9_ring *r, u16 type, u32 size,
+			      u64 time_ns)
 {
 	struct dial9_rec_header *h;
 	u64 head = r->head;
@@ -222,28 +220,22 @@ void *dial9_ring_reserve(struct dial9_ring *r, u16 type, u32 size,
 		r->unreported_lost = 0;
 	}
 	h = r->data + off;
-	h->type = type;
-	h->size = size;
-	h->cpu = r->cpu;
-	h->flags = 0;
-	h->time_ns = time_ns;
+	dial9_ring_header(r, h, type, size, time_ns);
 	r->head = head + size;
 	return h;
 }
 
 /*
- * Publish what dial9_ring_reserve() handed out.  Returns true if the reader
- * should be woken: its watermark is crossed and it was not yet woken since
- * it last moved its tail (one wake-up per step of the reader).
+ * dial9_ring_commit() when the reader's watermark may be crossed by the
+ * tail last seen: the tail read again; true if the reader should be woken
+ * (crossed, and not yet woken since it last moved its tail: one wake-up
+ * per step of the reader).
  */
-bool dial9_ring_commit(struct dial9_ring *r)
+bool dial9_ring_wake_due(struct dial9_ring *r)
 {
 	u32 wm = READ_ONCE(r->ctrl->watermark);
 
-	r->written++;
-	WRITE_ONCE(r->ctrl->written, r->written);
-	/* Release: the record is complete before the reader sees head. */
-	smp_store_release(&r->ctrl->head, r->head);
+	r->tail_seen = dial9_ring_tail(r, r->head);
 	if (!wm)
 		wm = 1;
 	if (wm > r->size)

@@ -35,25 +35,6 @@
 #include <linux/vmalloc.h>
 #include "dial9_core.h"
 
-#define DIAL9_TGT_BITS		13	/* 2 x DIAL9_MAX_TARGETS slots */
-#define DIAL9_TGT_SLOTS		(1U << DIAL9_TGT_BITS)
-#define DIAL9_TGT_MASK		(DIAL9_TGT_SLOTS - 1)
-#define DIAL9_TGT_PROBES	32
-/* A removed entry: its tgid (low 32 bits) is 0, which never matches. */
-#define DIAL9_TGT_TOMB		(1ULL << 63)
-
-static_assert(DIAL9_TGT_SLOTS >= 2 * DIAL9_MAX_TARGETS);
-
-/*
- * The table proper, 128 KiB of vmalloc: its writers' lock and its count
- * of entries in use are the session's (targets_lock, targets_live), so
- * that it takes whole pages and no more.
- */
-struct dial9_targets {
-	u64 key[DIAL9_TGT_SLOTS];	/* tgid | flags << 32; 0 free; TOMB */
-	u64 start[DIAL9_TGT_SLOTS];	/* its leader's start_time */
-};
-
 static_assert(sizeof(struct dial9_targets) % PAGE_SIZE == 0);
 
 /*
@@ -158,15 +139,6 @@ void dial9_targets_free(struct dial9_session *s)
 	vfree(t);
 }
 
-/*
- * The identity of @p's process: a reused tgid has a later start.  An exec
- * by another thread keeps it (de_thread() copies the leader's start).
- */
-u64 dial9_process_start(const struct task_struct *p)
-{
-	return READ_ONCE(p->group_leader)->start_time;
-}
-
 /* Is @p of the process that opened the session (not one reusing its tgid)? */
 bool dial9_is_owner(const struct dial9_session *s, const struct task_struct *p)
 {
@@ -242,37 +214,6 @@ bool dial9_may_follow(const struct dial9_session *s, struct task_struct *p)
 {
 	return dial9_creds_ok(s, p) &&
 	       (s->opener_secure || !dial9_secure_image(p));
-}
-
-/* The slot of (@tgid, @start), or -1.  Lock-free. */
-static int dial9_tgt_slot(const struct dial9_targets *t, pid_t tgid, u64 start)
-{
-	u32 h = hash_32((u32)tgid, DIAL9_TGT_BITS), i;
-
-	for (i = 0; i < DIAL9_TGT_PROBES; i++) {
-		u32 slot = (h + i) & DIAL9_TGT_MASK;
-		/* Acquire: the start written before the key is seen. */
-		u64 e = smp_load_acquire(&t->key[slot]);
-
-		if (!e)
-			return -1;
-		if (DIAL9_TGT_TGID(e) == tgid)
-			return READ_ONCE(t->start[slot]) == start ? slot : -1;
-	}
-	return -1;
-}
-
-/* The DIAL9_TARGET_* flags of @p's process if it is followed, else -1. */
-int dial9_target_flags(const struct dial9_session *s,
-		       const struct task_struct *p)
-{
-	const struct dial9_targets *t = s->targets;
-	int slot;
-
-	if (!p->tgid || !READ_ONCE(s->targets_live))
-		return -1;
-	slot = dial9_tgt_slot(t, p->tgid, dial9_process_start(p));
-	return slot < 0 ? -1 : (int)DIAL9_TGT_FLAGS(READ_ONCE(t->key[slot]));
 }
 
 /*
