@@ -17,6 +17,7 @@
 #include <linux/cpumask.h>
 #include <linux/log2.h>
 #include <linux/pid.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include "dial9_core.h"
 #include "compat.h"
@@ -26,7 +27,8 @@
 			DIAL9_FEAT_POLL | DIAL9_FEAT_RUNQ_TOTALS | \
 			DIAL9_FEAT_UNFOLLOWED | DIAL9_FEAT_IGNORE | \
 			DIAL9_FEAT_EXEC_UNFOLLOW | DIAL9_FEAT_STACKS | \
-			DIAL9_FEAT_OCCUPANTS | DIAL9_FEAT_SAMPLES)
+			DIAL9_FEAT_OCCUPANTS | DIAL9_FEAT_SAMPLES | \
+			DIAL9_FEAT_IGNORE_SYNC)
 
 static void dial9_wakeup_fn(struct irq_work *work)
 {
@@ -271,6 +273,15 @@ static int dial9_ioc_ignore_thread(struct dial9_session *s,
 		      -EPERM : dial9_ignore_set(s, task,
 						ig->flags & DIAL9_IGNORE_REMOVE);
 	rcu_read_unlock();
+	/*
+	 * DIAL9_FEAT_IGNORE_SYNC: the probes run with preemption off, so
+	 * once a grace period has passed, every probe that matched the
+	 * thread before dial9_ignore_set() has written its record.
+	 * Expedited: a recorder thread calls this as it starts, while its
+	 * rings fill.
+	 */
+	if (!ret && !(ig->flags & DIAL9_IGNORE_REMOVE) && s->enabled)
+		synchronize_rcu_expedited();
 	/* Recorded again, it may be running now (as for ADD_TARGET). */
 	if (!ret && (ig->flags & DIAL9_IGNORE_REMOVE) && s->enabled)
 		dial9_sample_kick(s);

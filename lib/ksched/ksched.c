@@ -72,6 +72,8 @@ static int ksched_module_open(struct dial9_ksched *k,
 			 v.abi_version, DIAL9_ABI_VERSION);
 		return -EPROTO;
 	}
+	k->ignore_settle_ns = v.features & DIAL9_FEAT_IGNORE_SYNC ?
+			      KS_IGNORE_SETTLE_SYNC_NS : KS_IGNORE_SETTLE_NS;
 	cfg.ring_size = o->ring_size;
 	if (o->system_wide)
 		cfg.flags |= DIAL9_CFG_SYSTEM_WIDE;
@@ -459,6 +461,7 @@ unsigned int d9_ksched_ncpu(const struct dial9_ksched *k)
 int dial9_ksched_ignore_thread(struct dial9_ksched *k, int tid)
 {
 	struct dial9_ignore ig = { .size = sizeof(ig) };
+	uint64_t until, prev;
 	unsigned int i;
 
 	if (k->sstat)
@@ -474,5 +477,15 @@ int dial9_ksched_ignore_thread(struct dial9_ksched *k, int tid)
 	if (k->perf || k->fd < 0)
 		return 0;
 	ig.tid = (uint32_t)tid;
-	return ioctl(k->fd, DIAL9_IOC_IGNORE_THREAD, &ig) ? -errno : 0;
+	if (ioctl(k->fd, DIAL9_IOC_IGNORE_THREAD, &ig))
+		return -errno;
+	/* from now on dial9.ko writes none of its records (ring parser) */
+	until = d9_clock_gettime_ns() + k->ignore_settle_ns;
+	prev = __atomic_load_n(&k->ignore_until_ns, __ATOMIC_RELAXED);
+	while (prev < until &&
+	       !__atomic_compare_exchange_n(&k->ignore_until_ns, &prev, until,
+					    false, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+	return 0;
 }

@@ -25,6 +25,16 @@
 
 /* ---- ksched.c, ksched_ring.c: the scheduler source ---- */
 #define KS_MAX_IGNORED 8u	/* dial9_ksched.ignored[] */
+/*
+ * How long after DIAL9_IOC_IGNORE_THREAD returns a record of that thread
+ * can still be timed: a module with DIAL9_FEAT_IGNORE_SYNC waits out the
+ * probes that matched it before it returns (a millisecond's margin for
+ * the clocks); with an older one, a probe that matched it before may read
+ * its clock after, with interrupts off in between (a switch) or for an
+ * interrupt's time (a wake-up): microseconds, a second's margin.
+ */
+#define KS_IGNORE_SETTLE_SYNC_NS 1000000ull
+#define KS_IGNORE_SETTLE_NS 1000000000ull
 
 /* Most bytes an inbox holds: this many rings' worth, and at least 8 MiB. */
 #define KQ_INBOX_RINGS	8
@@ -90,6 +100,13 @@ struct dial9_ksched {
 	int ignored[KS_MAX_IGNORED];
 	unsigned int nignored;
 	uint64_t ignored_bits;		/* bit tid % 64 of each: a quick no */
+	/*
+	 * dial9.ko: no record of an ignored thread is later than this
+	 * (KS_IGNORE_SETTLE_NS past its last IGNORE_THREAD), so the ring
+	 * parser looks for one only before it.
+	 */
+	uint64_t ignore_until_ns;
+	uint64_t ignore_settle_ns;	/* KS_IGNORE_SETTLE_*: the module's */
 	struct d9_perf *perf;	/* the perf backend, if used */
 	struct d9_sstat *sstat;	/* the schedstat backend, if used */
 	/*

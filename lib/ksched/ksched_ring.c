@@ -178,6 +178,12 @@ static int perf_push(void *ctx, const struct dial9_rec_header *rec)
 	return filter_push(ctx, rec, &dropped);
 }
 
+/* The record types parse_records() looks into (d9_ksched_seen_type()'s too). */
+#define KS_PARSE_LOOK (1u << DIAL9_REC_PAD | 1u << DIAL9_REC_LOST | \
+		       1u << DIAL9_REC_COMM | 1u << DIAL9_REC_STACK | \
+		       1u << DIAL9_REC_SAMPLE | 1u << DIAL9_REC_UNFOLLOWED)
+_Static_assert(DIAL9_REC_MAX <= 32, "KS_PARSE_LOOK is 32 bits");
+
 /*
  * Check, count and queue the records in @n bytes of ring @cpu (whole
  * records, as a ring holds them): skip PAD, count LOST and read records,
@@ -200,15 +206,25 @@ static int parse_records(struct dial9_ksched *k, unsigned int cpu,
 	uint64_t nread = 0;
 	int ret = 0;
 
+	/* only so long after IGNORE_THREAD can an ignored thread be here */
+	uint64_t until = __atomic_load_n(&k->ignore_until_ns, __ATOMIC_ACQUIRE);
+
 	while (at < n) {
 		const struct dial9_rec_header *h = (const void *)(p + at);
-		bool as_is;
+		bool as_is, late;
 
 		if (n - at < 8 || h->size < 8 || h->size % 8 ||
 		    h->size > n - at || (h->type != DIAL9_REC_PAD &&
 					 h->size < sizeof(*h))) {
 			ret = -EPROTO;
 			break;
+		}
+		/* most records: counted, kept as they are, nothing else */
+		if (h->type < DIAL9_REC_MAX &&
+		    !((1u << h->type) & KS_PARSE_LOOK) && h->time_ns > until) {
+			nread++;
+			at += h->size;
+			continue;
 		}
 		if (h->type == DIAL9_REC_LOST &&
 		    h->size >= sizeof(struct dial9_rec_lost))
@@ -219,10 +235,11 @@ static int parse_records(struct dial9_ksched *k, unsigned int cpu,
 		if (h->type >= DIAL9_REC_MAX)
 			k->filtered[cpu]++;
 		/* (the flush thread's: the only parser of dial9.ko's) */
+		late = h->time_ns <= until && has_ignored_side(k, h);
 		if (k->seen && d9_ksched_seen_type(h->type) &&
-		    !(h->type == DIAL9_REC_SAMPLE && has_ignored_side(k, h)))
+		    !(h->type == DIAL9_REC_SAMPLE && late))
 			k->seen(k->seen_ctx, h);
-		as_is = h->type != DIAL9_REC_PAD && !has_ignored_side(k, h);
+		as_is = h->type != DIAL9_REC_PAD && !late;
 		if (!as_is && in_place) {
 			/* the flush thread's own buffer (not a ring) */
 			struct dial9_rec_header *w = (void *)(p + at);

@@ -426,6 +426,101 @@ TEST(ignored_thread_is_not_recorded)
 	d9_close(&d);
 }
 
+/* Ignores @p's worker in session @d while main ping-pongs with it. */
+struct late_ignore {
+	struct d9 *d;
+	struct pp *p;
+	uint64_t after_ns;	/* CLOCK_MONOTONIC once the ioctl returned */
+	int ret;
+	int done;
+};
+
+static void *ignore_later(void *arg)
+{
+	struct late_ignore *li = arg;
+
+	usleep(20000);
+	li->ret = ignore(li->d, li->p->tid, 0);
+	li->after_ns = d9_now();
+	__atomic_store_n(&li->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * DIAL9_FEAT_IGNORE_SYNC: a thread ignored while it runs has no record
+ * as a recorded side timed after IGNORE_THREAD returned (a reader looks
+ * for it only before), and had some before.
+ */
+TEST(thread_ignored_while_enabled_has_no_later_records)
+{
+	struct d9_recs recs = { 0 };
+	struct pp p = { .wrounds = 1 << 30 };	/* until its pipe closes */
+	struct late_ignore li = { .p = &p };
+	struct dial9_version v;
+	int before = 0, after = 0, main_after = 0, extra = 200;
+	pthread_t t, it;
+	struct d9 d;
+	char c = 'x';
+
+	/* rings that hold the whole run: it is read after */
+	ASSERT_EQ(0, d9_open(&d));
+	ASSERT_EQ(0, d9_configure(&d, 0, 16U << 20, 0));
+	ASSERT_EQ(0, d9_map(&d));
+	ASSERT_EQ(0, pipe(p.to_w));
+	ASSERT_EQ(0, pipe(p.to_m));
+	ASSERT_EQ(0, pthread_create(&t, NULL, pp_worker, &p));
+	while (!__atomic_load_n(&p.tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	ASSERT_EQ(0, d9_ioctl(d.fd, DIAL9_IOC_GET_VERSION, &v));
+	ASSERT_TRUE(v.features & DIAL9_FEAT_IGNORE_SYNC);
+	li.d = &d;
+	ASSERT_EQ(0, d9_enable(&d));
+	ASSERT_EQ(0, pthread_create(&it, NULL, ignore_later, &li));
+	/* the ping-pong runs across the ioctl, and on after it */
+	while (extra > 0) {
+		ASSERT_EQ(1, write(p.to_w[1], &c, 1));
+		ASSERT_EQ(1, read(p.to_m[0], &c, 1));
+		if (__atomic_load_n(&li.done, __ATOMIC_ACQUIRE))
+			extra--;
+	}
+	pthread_join(it, NULL);
+	ASSERT_EQ(0, li.ret);
+	ASSERT_EQ(0, d9_disable(&d));
+	ASSERT_LT(0, d9_drain(&d, &recs));
+	d9_for_each(r, &recs) {
+		const struct dial9_rec_switch *sw = (const void *)r;
+		const struct dial9_rec_wake *wk = (const void *)r;
+		bool side = false;
+
+		if (r->type == DIAL9_REC_SWITCH)
+			side = ((pid_t)sw->prev_tid == p.tid &&
+				(r->flags & DIAL9_SWITCH_PREV_TARGET)) ||
+			       ((pid_t)sw->next_tid == p.tid &&
+				(r->flags & DIAL9_SWITCH_NEXT_TARGET));
+		if (r->type == DIAL9_REC_WAKING || r->type == DIAL9_REC_WAKEUP)
+			side = ((pid_t)wk->tid == p.tid &&
+				(r->flags & DIAL9_WAKE_TASK_TARGET)) ||
+			       ((pid_t)wk->waker_tid == p.tid &&
+				(r->flags & DIAL9_WAKE_WAKER_TARGET));
+		if (side && r->time_ns <= li.after_ns)
+			before++;
+		else if (side)
+			after++;
+		if (r->type == DIAL9_REC_SWITCH && r->time_ns > li.after_ns &&
+		    (pid_t)sw->prev_tid == d9_gettid())
+			main_after++;
+	}
+	EXPECT_EQ(0, after);
+	EXPECT_LT(0, before);
+	EXPECT_LE(100, main_after);	/* the rest of the process is recorded */
+	for (int cpu = 0; cpu < d.ncpu; cpu++)
+		EXPECT_EQ(0, d.ctrl[cpu] ? d.ctrl[cpu]->lost : 0);
+	close(p.to_w[1]);	/* the worker's read ends */
+	pthread_join(t, NULL);
+	d9_recs_free(&recs);
+	d9_close(&d);
+}
+
 /* A thread blocked on a pipe until released: for its tid. */
 struct parked {
 	int fd[2];

@@ -71,6 +71,7 @@
 #define DIAL9_FEAT_STACKS	(1ULL << 9)	/* DIAL9_CFG_STACKS, STACK records */
 #define DIAL9_FEAT_OCCUPANTS	(1ULL << 10)	/* DIAL9_CFG_OCCUPANTS */
 #define DIAL9_FEAT_SAMPLES	(1ULL << 11)	/* sample_hz, SAMPLE records */
+#define DIAL9_FEAT_IGNORE_SYNC	(1ULL << 12)	/* IGNORE_THREAD waits out probes */
 
 /* Sizes of the data area of one CPU's ring. */
 #define DIAL9_RING_DEFAULT_SIZE	(256U * 1024)
@@ -190,6 +191,10 @@ struct dial9_target {
  * tid 0 is the calling thread; it must belong to a process the session
  * may see.  At most DIAL9_MAX_IGNORED threads (-ENOSPC); followed by
  * identity, so a thread that reuses the tid is recorded.
+ * DIAL9_FEAT_IGNORE_SYNC: the ioctl returns once every probe that may
+ * still have seen the thread as recorded is done, so no record of it
+ * that the ring gets later is timed after the return (a reader may stop
+ * looking for the thread in records past that time).
  */
 #define DIAL9_MAX_IGNORED	8
 #define DIAL9_IGNORE_REMOVE	(1U << 0)	/* record it again */
