@@ -13,36 +13,37 @@
 # may not follow another process through dial9.ko); perf sched record
 # runs throughout.
 #
-# The reference, from perf's sched_switch and sched_waking: the victim
-# waits from a switch-out that leaves it runnable (prev_state R) or from
-# its waking, to its next switch-in; each task that held CPU 1 meanwhile
-# gets the overlap.  Checks: the root recording's victim names d9-hog
-# and d9-duty as its two largest culprits, in the reference's order (the
+# The reference, from perf's sched_switch, sched_waking and
+# sched_stat_wait (schedstats on for the run): the victim waits from a
+# switch-out that leaves it runnable (prev_state R) or from its waking,
+# to its next switch-in, for the length the kernel measured
+# (sched_stat_wait's delay, ending at the switch-in, never before the
+# switch-out or the waking); each task that held CPU 1 meanwhile gets
+# the overlap.  Checks: the root recording's victim names d9-hog and
+# d9-duty as its two largest culprits, in the reference's order (the
 # duty-cycled one, back from its sleeps with the scheduler's credit,
-# usually outweighs the hog); each one's time agrees with the
-# reference within 5% + 5 ms; d9-bystander is none; and, over the
-# victim's loop, the uid 65534 recording's waits are the root one's, and
-# what ran in them that is not the idle task is "(other processes)" with
-# the root recording's time of those tasks (by name there), within
-# 0.5% + 1 ms, and no name.
+# often outweighs the hog); each one's time agrees with the reference
+# within 2% + 5 ms; d9-bystander is none; and, over the victim's loop,
+# the uid 65534 recording's waits are the root one's, and what ran in
+# them that is not the idle task is "(other processes)" with the root
+# recording's time of those tasks (by name there), within 0.5% + 1 ms,
+# and no name.
 #
-# Why these tolerances.  dial9 lays each wait where the kernel's own
-# measure of it puts it (sched_info: run_delay, from the runqueue clock,
-# which is sched_clock), never before the waking the trace holds; perf's
-# reference uses the tracepoints' times (CLOCK_MONOTONIC, -k).  Under
-# qemu TCG sched_clock is unstable (the guest says so at boot) and kept
-# within a tick of the timekeeping clock, so the two measures of one
-# wait differ by up to a tick or two (4-8 ms at HZ=250): over ~400 waits
-# of one run, -3.9 to +7.1 ms each, +0.16 ms (preempted) and +0.35 ms
-# (woken) on average.  Most of it cancels: the antagonists' times agreed
-# within 0.5% and 0.1% (d9-hog 655.7 against 658.7 ms, d9-duty 905.5
-# against 904.4 ms, 224 and 204 waits); 5% + 5 ms leaves room for
-# another run's draw of the per-wait errors (before the recorder's own
-# threads were kept as occupants, runs that gave their time to the task
-# after them were still within 4%).  The
-# two dial9 sessions see the same switches with the same timestamps
-# (one probe call writes both), so they differ only by a record one of
-# them lost (none is expected; a loss is printed).
+# Why the kernel's length.  A wait's tracepoint window is longer than
+# the wait the kernel counts (run_delay, from the runqueue clock): the
+# wake-up path runs between sched_waking and the enqueue, and when the
+# woken task preempts at once the kernel skips the clock update of the
+# switch (rq_clock_skip_update), so it counts that wait as ~0.  Under
+# qemu TCG that path is slow (50-200 us a wait), so the tracepoint
+# windows gave the antagonists 5-8% more than the kernel's waits hold;
+# dial9 lays each wait where the kernel's measure puts it, and so does
+# this reference.  The VM boots with tsc=reliable (Makefile): TCG's
+# TSCs look unsynchronized to the guest, which then runs an unstable
+# sched_clock a tick away from CLOCK_MONOTONIC; real hosts have a
+# stable one.  Measured: within 0.1% (6.1) and 0.4% (6.12).  The two
+# dial9 sessions see the same switches with the same timestamps (one
+# probe call writes both), so they differ only by a record one of them
+# lost (none is expected; a loss is printed).
 
 cul_dir=/tmp/culprits
 rm -rf $cul_dir
@@ -58,6 +59,9 @@ wait_for() {
 		i=$((i + 1))
 	done
 }
+# perf's reference takes each wait's length from sched_stat_wait
+cul_ss=$(cat /proc/sys/kernel/sched_schedstats 2>/dev/null)
+echo 1 >/proc/sys/kernel/sched_schedstats 2>/dev/null
 at "culprits: starting the antagonists and the victim"
 occupy -c 0 -n d9-bystander spin &
 cul_by=$!
@@ -89,6 +93,7 @@ bounded $cul_vic 30 "culprits: the victim"
 bounded $cul_r1 60 "culprits: dial9 record (root)"
 kill $cul_hog $cul_duty $cul_by
 wait $cul_hog $cul_duty $cul_by 2>/dev/null
+[ -n "$cul_ss" ] && echo "$cul_ss" >/proc/sys/kernel/sched_schedstats
 cul_go=$(cat $cul_dir/user/trace.go_ns 2>/dev/null)
 cul_go=${cul_go:-0}
 cul_end=$(cat $cul_dir/user/trace.end_ns 2>/dev/null)
@@ -111,32 +116,47 @@ function kv(   i, p) {
 			f[substr($i, 1, p - 1)] = substr($i, p + 1)
 	}
 }
+# what held the victim CPU in the current wait: task sk[i] from sa[i] to sb[i]
 $4 == "sched:sched_switch:" {
 	cpu = $2; gsub(/[^0-9]/, "", cpu); cpu += 0; t = tns($3); kv()
 	if (waiting && cpu == wcpu && (cpu in since)) {
 		s = since[cpu] > wstart ? since[cpu] : wstart
-		k = f["prev_pid"] " " f["prev_comm"]
-		if (t > s) {
-			ns[k] += t - s
-			if (lastw[k] != nw) { cnt[k]++; lastw[k] = nw }
-		}
+		if (t > s) { nseg++; sk[nseg] = f["prev_pid"] " " f["prev_comm"]; sa[nseg] = s; sb[nseg] = t }
 	}
 	if (f["prev_pid"] == V) {
 		running = 0
-		if (f["prev_state"] ~ /^R/) { waiting = 1; wstart = t; wcpu = cpu; nw++ }
+		if (f["prev_state"] ~ /^R/) { waiting = 1; wstart = t; wcpu = cpu; nw++; nseg = 0; have = 0 }
 	}
-	if (f["next_pid"] == V) { waiting = 0; running = 1 }
+	if (f["next_pid"] == V) {
+		# the length the kernel measured, ending at the switch-in
+		s = wstart
+		if (waiting && have && t - delay > s)
+			s = t - delay
+		for (i = 1; waiting && i <= nseg; i++) {
+			lo = sa[i] > s ? sa[i] : s
+			if (sb[i] > lo) {
+				ns[sk[i]] += sb[i] - lo
+				if (lastw[sk[i]] != nw) { cnt[sk[i]]++; lastw[sk[i]] = nw }
+			}
+		}
+		waiting = 0; running = 1
+	}
 	since[cpu] = t
 }
 $4 == "sched:sched_waking:" {
 	t = tns($3); kv()
 	if (f["pid"] == V && !waiting && !running) {
-		waiting = 1; wstart = t; wcpu = f["target_cpu"] + 0; nw++
+		waiting = 1; wstart = t; wcpu = f["target_cpu"] + 0; nw++; nseg = 0; have = 0
 	}
+}
+# schedstats: the wait as the runqueue clock measured it, at its pick
+$4 == "sched:sched_stat_wait:" {
+	kv()
+	if (f["pid"] == V && waiting) { delay = f["delay"] + 0; have = 1; nstat++ }
 }
 END {
 	for (k in ns) print "REF", k, ns[k], cnt[k]
-	print "WAITS", nw + 0
+	print "WAITS", nw + 0, "STAT", nstat + 0
 }' $cul_dir/perf.txt | sort -k4,4nr >$cul_dir/ref.txt
 grep '^WAITS' $cul_dir/ref.txt | sed 's/^/# perf: victim /'
 head -n 6 $cul_dir/ref.txt | grep '^REF' | sed 's/^/# perf: /'
@@ -190,8 +210,8 @@ for who in d9-hog d9-duty; do
 	d=${d:-0}
 	diff=$((d - r)); [ $diff -lt 0 ] && diff=$((-diff))
 	echo "# culprits: $who dial9 $((d / 1000)) us, perf $((r / 1000)) us, difference $((diff / 1000)) us"
-	if [ "$r" -gt 0 ] && [ $diff -le $((r / 20 + 5000000)) ]; then
-		ok "culprits: $who's time as perf's, within 5% + 5 ms"
+	if [ "$r" -gt 0 ] && [ $diff -le $((r / 50 + 5000000)) ]; then
+		ok "culprits: $who's time as perf's, within 2% + 5 ms"
 	else
 		notok "culprits: $who's time: dial9 $d ns, perf $r ns"
 	fi
