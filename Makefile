@@ -49,7 +49,7 @@ TEST_TARGETS := test-kmod test-stock test-dkms check \
 
 .PHONY: all deps module examples test test-kmod test-stock test-dkms check demo clean fuzz-kmod \
 	bench-sched bench-stacks bench-occupants bench-profile bench-probe bench-product \
-	bench-e2e-vm
+	bench-e2e-vm bench-server bench-server-vm
 
 all: module examples
 
@@ -327,6 +327,22 @@ $(BUILD)/bench/dial9-spin: bench/kmod/spin.c tests/kmod/hot_chain.h \
 # PROBE_ARGS: USERS SESSIONS ROUNDS REPS [occupants|busy]).
 bench-probe: deps module $(BUILD)/tests/vm/exit
 	@bench/kmod/probe_cost.sh --module $(KO) --kernel $(CACHE)/vmlinuz-$(KVER) $(PROBE_ARGS)
+
+# A real server from Debian (redis, redis-benchmark) recorded and not, on
+# this host (perf backend without dial9.ko) and in the VM under -icount
+# with dial9.ko, one vCPU (bench/server.sh; SERVER_ARGS: REQS REPS).
+SERVER_ARGS ?= 200000 3
+bench-server: deps $(VM_DIAL9)
+	@bench/server.sh $(SERVER_ARGS) $(VM_DIAL9)
+
+bench-server-vm: deps module $(VM_DIAL9) $(BUILD)/tests/vm/exit
+	@set -o pipefail; DIAL9_VM_TIMEOUT=2400 tests/vm/run.sh \
+		--kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) --icount \
+		--mem 2048 --smp 1 --bin /usr/bin/redis-check-rdb \
+		--bin /usr/bin/redis-benchmark --bin /usr/bin/redis-cli \
+		--file $(VM_DIAL9) --file bench/server.sh \
+		--demo "export PATH=$$PATH:/usr/bin; ip link set lo up; sh /bin/server.sh $(SERVER_ARGS) dial9" \
+		--out $(BUILD)/bench-server-vm | grep -E '^SERVERBENCH|^throughput|^recorder|^vm:'
 
 bench-profile: deps module $(BUILD)/tests/vm/exit $(BUILD)/bench/dial9-spin
 	@set -o pipefail; DIAL9_VM_TIMEOUT=1500 tests/vm/run.sh \

@@ -10,7 +10,7 @@ liblttng-ust-dev lttng-tools
 dkms kmod sparse qemu-system-x86 busybox-static cpio xz-utils
 linux-headers-cloud-amd64 linux-source-6.1
 nodejs chromium time libxml2-utils
-linux-perf trace-cmd bpftrace rt-tests stress-ng sysbench
+linux-perf trace-cmd bpftrace rt-tests stress-ng sysbench redis-tools
 debhelper dh-dkms lintian adduser"
 
 missing=""
