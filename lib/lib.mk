@@ -189,10 +189,11 @@ LIB_TEST_BINS := $(addprefix $(LIB_T)/asan/,$(LIB_TESTS)) \
 	$(addprefix $(LIB_T)/plain/,$(LIB_PLAIN_TESTS))
 
 # Every step through tests/run-tests.sh: the cmocka programs with no
-# skip codes (their exit status is the number of failed tests), each
-# fuzz target through tests/fuzz/run.sh.
-LIB_FUZZ_RUNS = $(foreach f,$(FUZZ_BINS),\
-	"$(notdir $(f)): tests/fuzz/run.sh $(f) $(1) $(FUZZ_B)")
+# skip codes (their exit status is the number of failed tests), the
+# fuzz targets through tests/fuzz/run.sh (as many at once as there are
+# CPUs; the timeout as if one at a time).
+LIB_FUZZ_RUNS = "fuzz: tests/fuzz/run.sh $(1) $(FUZZ_B) $(FUZZ_BINS)"
+LIB_FUZZ_TIMEOUT = $$(($(1) * $(words $(FUZZ_BINS)) + 120))
 
 test-lib: lib tools $(LIB_TEST_BINS) fuzz-build s3-server
 	@DIAL9_TEST_TOOL=$(CURDIR)/$(BUILD)/tools/dial9 \
@@ -200,7 +201,7 @@ test-lib: lib tools $(LIB_TEST_BINS) fuzz-build s3-server
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 	$(RUN_TESTS) test-lib -t 120 "tests/lib/mistyped.sh $(CC) $(FUZZ_CC)" \
 		-t 240 -s '' $(foreach t,$(LIB_TEST_BINS),"$(t:$(LIB_T)/%=%): $(t)") \
-		-t $$(($(LIB_FUZZ_SECS) + 120)) $(call LIB_FUZZ_RUNS,$(LIB_FUZZ_SECS))
+		-t $(call LIB_FUZZ_TIMEOUT,$(LIB_FUZZ_SECS)) $(call LIB_FUZZ_RUNS,$(LIB_FUZZ_SECS))
 
 # ---- export and report ------------------------------------------------------
 # dial9 export / report on traces with exactly known content (built with the
@@ -303,7 +304,7 @@ $(FUZZ_CLI_BINS): $(FUZZ_B)/fuzz_cli_%: tests/fuzz/fuzz_cli_%.c \
 		-o $@ $< $(FUZZ_CLI_OBJS) $(TOOL_GEN) $(LIB_LDLIBS) $(TOOL_LDLIBS)
 
 fuzz: fuzz-build
-	@$(RUN_TESTS) fuzz -s '' -t $$(($(FUZZ_SECS) + 120)) \
+	@$(RUN_TESTS) fuzz -s '' -t $(call LIB_FUZZ_TIMEOUT,$(FUZZ_SECS)) \
 		$(call LIB_FUZZ_RUNS,$(FUZZ_SECS))
 	@if [ "$(FUZZ_KMOD)" = 1 ]; then $(MAKE) --no-print-directory fuzz-kmod; fi
 
