@@ -275,7 +275,7 @@ static int ksched_open_backend(struct dial9_ksched **out,
 		snprintf(modwhy, sizeof(modwhy), "module not requested");
 	}
 	ret = skip & D9_KSCHED_NO_PERF ? -ENODEV :
-	      d9_perf_open(&k->perf, o, sample_hz, k->reason,
+	      d9_perf_open(&k->perf, o, k->occupants, sample_hz, k->reason,
 			   sizeof(k->reason));
 	if (skip & D9_KSCHED_NO_PERF)
 		str_append(k->reason, sizeof(k->reason), "not requested", true);

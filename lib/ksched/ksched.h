@@ -241,9 +241,14 @@ void d9_ksched_reader_stop(struct dial9_ksched *k);
 /* ---- ksched_perf.c: the perf_event_open backend ---- */
 struct d9_perf;
 
-/* With on-CPU samples at @sample_hz, if perf allows them (note says). */
+/*
+ * With on-CPU samples at @sample_hz, and with @occupants every switch
+ * of a CPU while one of ours waits there, if perf allows them (the note
+ * says what it refused).
+ */
 int d9_perf_open(struct d9_perf **out, const struct dial9_ksched_opts *o,
-		 uint32_t sample_hz, char *why, size_t whylen);
+		 bool occupants, uint32_t sample_hz, char *why,
+		 size_t whylen);
 /* Whether it writes samples. */
 bool d9_perf_samples(const struct d9_perf *p);
 void d9_perf_close(struct d9_perf *p);
@@ -318,6 +323,7 @@ struct ptask {
 	uint64_t last_in;		/* its last switch-in */
 	uint64_t woken;			/* the start of its wait, or 0 */
 	int32_t prio;			/* its prio as last read, -1: none */
+	int wait_cpu;			/* where it waits runnable, or -1 */
 	char comm[16];
 };
 
@@ -367,6 +373,27 @@ struct d9_perf {
 	/* a thread's totals that resolve() found, pushed after its record:
 	 * 0 at its birth, its last at its exit (hdr.type 0: none) */
 	struct d9_rec_schedstat sstat_next;
+	/*
+	 * Occupants (ksched_perf.c): a CPU-wide switch event per CPU, so
+	 * every switch comes whole, with both sides; a switch of two other
+	 * tasks is kept only while one of ours waits runnable on its CPU
+	 * (waiting[cpu]), and each other task is named (a COMM record with
+	 * DIAL9_COMM_OCCUPANT, occ_next) at its first kept switch, and again
+	 * after PERF_OCC_RENAME_NS.
+	 */
+	bool cpu_wide;
+	bool waking_wide;		/* every task's wake-ups (sched_waking) */
+	const char *occ_note;		/* why not, when asked for */
+	uint32_t *waiting;		/* [ncpu] */
+#define PERF_OCC_NAMES 256
+#define PERF_OCC_RENAME_NS 1000000000ull
+	struct { uint32_t tid; uint64_t at; } occ_named[PERF_OCC_NAMES];
+	struct dial9_rec_comm occ_next[2];
+	int nocc_next;
+	/* the processes followed, for d9_perf_pending() (-1: too many) */
+#define PERF_PENDING_PIDS 16
+	int pend_pids[PERF_PENDING_PIDS];
+	int npend_pids;
 };
 
 struct ptask *d9_perf_task_find(struct d9_perf *p, uint32_t tid);
@@ -374,6 +401,9 @@ struct ptask *d9_perf_task_find(struct d9_perf *p, uint32_t tid);
 struct ptask *d9_perf_task_of(struct d9_perf *p, uint32_t tid,
 			      uint32_t tgid);
 void d9_perf_task_forget(struct d9_perf *p, uint32_t tid);
+/* @t waits runnable on @cpu from now (p->waiting), or no longer. */
+void d9_perf_wait_at(struct d9_perf *p, struct ptask *t, int cpu);
+void d9_perf_wait_end(struct d9_perf *p, struct ptask *t);
 int d9_perf_push_rec(struct d9_perf *p, const void *rec, size_t size);
 int d9_perf_push_comm(struct d9_perf *p, uint32_t tgid, uint32_t tid,
 		      const char *name, uint64_t now);

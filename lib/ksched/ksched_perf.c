@@ -37,6 +37,17 @@
  * threads that existed before and were created by threads outside the
  * targets.
  *
+ * Occupants.  Where CPU-wide events are allowed (CAP_PERFMON, or
+ * perf_event_paranoid 0 or less) and occupants are asked for, one
+ * CPU-wide dummy event per CPU with context_switch set gives every
+ * switch of that CPU whole (PERF_RECORD_SWITCH_CPU_WIDE: the other
+ * side's pid and tid), and one CPU-wide sched_waking per CPU every
+ * wake-up; the threads' own events then carry names, forks and exits
+ * only.  The reader keeps what dial9.ko's DIAL9_CFG_OCCUPANTS would:
+ * the switches of our threads, a switch of two other tasks only while
+ * one of ours waits runnable on that CPU, the wake-ups of or by our
+ * threads; it names the other tasks from /proc (resolve_whole()).
+ *
  * On-CPU samples: with a sample rate, one more inherited event per thread
  * and CPU, a SW_CPU_CLOCK of period 1e9 / rate ns of the thread's CPU
  * time, sampling its user callchain (the kernel's own frame-pointer walk,
@@ -95,6 +106,7 @@ struct ptask *d9_perf_task_of(struct d9_perf *p, uint32_t tid,
 	t->tid = tid;
 	t->tgid = tgid;
 	t->prio = -1;
+	t->wait_cpu = -1;
 	return t;
 }
 
@@ -102,8 +114,26 @@ void d9_perf_task_forget(struct d9_perf *p, uint32_t tid)
 {
 	struct ptask *t = d9_perf_task_find(p, tid);
 
-	if (t)
-		*t = p->tasks[--p->ntasks];
+	if (!t)
+		return;
+	d9_perf_wait_end(p, t);
+	*t = p->tasks[--p->ntasks];
+}
+
+void d9_perf_wait_at(struct d9_perf *p, struct ptask *t, int cpu)
+{
+	d9_perf_wait_end(p, t);
+	if (p->waiting && cpu >= 0 && cpu < p->ncpu) {
+		t->wait_cpu = cpu;
+		p->waiting[cpu]++;
+	}
+}
+
+void d9_perf_wait_end(struct d9_perf *p, struct ptask *t)
+{
+	if (p->waiting && t->wait_cpu >= 0 && p->waiting[t->wait_cpu])
+		p->waiting[t->wait_cpu]--;
+	t->wait_cpu = -1;
 }
 
 int d9_perf_push_rec(struct d9_perf *p, const void *rec, size_t size)
@@ -248,13 +278,17 @@ static int set_output(struct d9_perf *p, int fd, int cpu)
 	return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, p->buf[cpu].fd) ? -errno : 0;
 }
 
-/* The wake-ups @tid performs on @cpu, into the CPU's buffer. */
+/*
+ * The wake-ups @tid performs on @cpu, into the CPU's buffer; with @tid
+ * -1, every wake-up there (not inherited: CPU-wide).
+ */
 static int open_waking(struct d9_perf *p, int tid, int cpu)
 {
 	struct perf_event_attr a;
 	int fd;
 
 	attr_init(&a, PERF_TYPE_TRACEPOINT, (uint64_t)p->waking_id);
+	a.inherit = tid >= 0;
 	a.sample_period = 1;
 	a.sample_type |= PERF_SAMPLE_RAW;
 	fd = open_fd(p, &a, tid, cpu);
@@ -284,40 +318,72 @@ static int open_clock(struct d9_perf *p, int tid, int cpu)
 }
 
 /*
- * One inherited context-switch event for @tid on @cpu.  The CPU's first
- * maps its buffer: -ENOBUFS when the locked-memory limit refuses that size.
+ * @fd's records into @cpu's buffer: the CPU's first event maps it
+ * (-ENOBUFS when the locked-memory limit refuses that size).
+ */
+static int attach(struct d9_perf *p, int fd, int cpu)
+{
+	size_t len = (size_t)(1 + p->pages) * (size_t)p->page;
+	struct epoll_event ev = { .events = EPOLLIN };
+	void *m;
+
+	if (p->buf[cpu].fd >= 0)
+		return set_output(p, fd, cpu);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return errno == EPERM ? -ENOBUFS : -errno;
+	p->buf[cpu].fd = fd;
+	p->buf[cpu].mp = m;
+	epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev);
+	return 0;
+}
+
+/* The buffer's wake-up: a quarter of it filled. */
+static void watermark(const struct d9_perf *p, struct perf_event_attr *a)
+{
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)((size_t)p->pages * (size_t)p->page) / 4;
+}
+
+/*
+ * One inherited event for @tid on @cpu: its thread's names, forks and
+ * exits, and its switches unless a CPU-wide event has them.
  */
 static int open_event(struct d9_perf *p, int tid, int cpu)
 {
-	size_t len = (size_t)(1 + p->pages) * (size_t)p->page;
 	struct perf_event_attr a;
 	int fd;
 
 	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
 	a.sample_id_all = 1;
-	a.context_switch = 1;
+	a.context_switch = !p->cpu_wide;
 	a.comm = 1;
 	a.task = 1;
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
-	a.watermark = 1;
-	a.wakeup_watermark = (uint32_t)(len - (size_t)p->page) / 4;
+	watermark(p, &a);
 	fd = open_fd(p, &a, tid, cpu);
-	if (fd < 0)
-		return fd;
-	if (p->buf[cpu].fd < 0) {
-		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       fd, 0);
-		struct epoll_event ev = { .events = EPOLLIN };
+	return fd < 0 ? fd : attach(p, fd, cpu);
+}
 
-		if (m == MAP_FAILED)
-			return errno == EPERM ? -ENOBUFS : -errno;
-		p->buf[cpu].fd = fd;
-		p->buf[cpu].mp = m;
-		epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev);
-		return 0;
-	}
-	return set_output(p, fd, cpu);
+/*
+ * Every switch on @cpu, whole (PERF_RECORD_SWITCH_CPU_WIDE: the other
+ * side's pid and tid): CAP_PERFMON, or perf_event_paranoid 0 or less.
+ */
+static int open_cpu_wide(struct d9_perf *p, int cpu)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
+	a.inherit = 0;
+	a.sample_id_all = 1;
+	a.context_switch = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	watermark(p, &a);
+	fd = open_fd(p, &a, -1, cpu);
+	return fd < 0 ? fd : attach(p, fd, cpu);
 }
 
 /*
@@ -347,7 +413,7 @@ static int open_process(struct d9_perf *p, int pid, uint64_t now)
 				ret = 0;	/* offline CPU */
 				continue;
 			}
-			if (!ret && p->waking_id >= 0 &&
+			if (!ret && p->waking_id >= 0 && !p->waking_wide &&
 			    open_waking(p, tid, cpu)) {
 				/* Not permitted: switches only, for all. */
 				p->waking_id = -1;
@@ -404,7 +470,23 @@ static int open_all(struct d9_perf *p, const struct dial9_ksched_opts *o,
 {
 	int ret = 0;
 
-	if (o->self || !o->npids)
+	/* every wake-up too, where the tracepoint may be read */
+	p->waking_wide = p->cpu_wide && p->waking_id >= 0;
+	for (int cpu = 0; p->cpu_wide && !ret && cpu < p->ncpu; cpu++) {
+		ret = open_cpu_wide(p, cpu);
+		if (!ret && p->waking_wide)
+			ret = open_waking(p, -1, cpu);
+		if (ret == -ENODEV || ret == -EINVAL)
+			ret = 0;	/* offline CPU */
+		if (ret == -EACCES || ret == -EPERM) {
+			/* not permitted: each thread's own switches */
+			close_events(p);
+			p->cpu_wide = p->waking_wide = false;
+			p->occ_note = "other processes that ran while ours waited are not named (CPU-wide switch events need CAP_PERFMON or perf_event_paranoid 0)";
+			ret = 0;
+		}
+	}
+	if (!ret && (o->self || !o->npids))
 		ret = open_process(p, getpid(), now);
 	for (unsigned int i = 0; !ret && i < o->npids; i++)
 		ret = open_process(p, o->pids[i], now);
@@ -423,7 +505,8 @@ static unsigned int ring_pages(const struct dial9_ksched_opts *o, long page)
 }
 
 int d9_perf_open(struct d9_perf **out, const struct dial9_ksched_opts *o,
-		 uint32_t sample_hz, char *why, size_t whylen)
+		 bool occupants, uint32_t sample_hz, char *why,
+		 size_t whylen)
 {
 	uint64_t now = d9_clock_gettime_ns();
 	struct d9_perf *p;
@@ -446,7 +529,18 @@ int d9_perf_open(struct d9_perf **out, const struct dial9_ksched_opts *o,
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);
 	p->buf = calloc((size_t)p->ncpu, sizeof(*p->buf));
 	p->samples = sample_hz ? calloc(1, sizeof(*p->samples)) : NULL;
-	if (!p->buf || p->epfd < 0 || (sample_hz && !p->samples)) {
+	p->cpu_wide = occupants;
+	p->waiting = occupants ? calloc((size_t)p->ncpu, sizeof(*p->waiting)) :
+				 NULL;
+	if (o->self || !o->npids)
+		p->pend_pids[p->npend_pids++] = getpid();
+	for (unsigned int i = 0; i < o->npids && p->npend_pids >= 0; i++)
+		if (p->npend_pids < PERF_PENDING_PIDS)
+			p->pend_pids[p->npend_pids++] = o->pids[i];
+		else
+			p->npend_pids = -1;
+	if (!p->buf || p->epfd < 0 || (sample_hz && !p->samples) ||
+	    (occupants && !p->waiting)) {
 		d9_perf_close(p);
 		return -ENOMEM;
 	}
@@ -472,11 +566,17 @@ int d9_perf_open(struct d9_perf **out, const struct dial9_ksched_opts *o,
 	if (p->waking_note)
 		snprintf(p->note, sizeof(p->note), "%s: waits after a wake-up are unknown",
 			 p->waking_note);
+	else if (p->waking_wide)
+		snprintf(p->note, sizeof(p->note), "every wake-up and switch of each CPU is read (CPU-wide events): the waker of a wake-up from an interrupt is the task it interrupted");
 	else
 		snprintf(p->note, sizeof(p->note), "wake-ups by other processes or by interrupts on idle CPUs are not seen: waits after them are unknown");
 	/* perf_event_exit_task() detaches a task's events in do_exit() */
 	snprintf(p->note + strlen(p->note), sizeof(p->note) - strlen(p->note),
 		 "; a task is not followed past its exit record: a wait between it and its last switch is missing");
+	if (p->occ_note)
+		snprintf(p->note + strlen(p->note),
+			 sizeof(p->note) - strlen(p->note), "; %s",
+			 p->occ_note);
 	if (p->sample_note)
 		snprintf(p->note + strlen(p->note),
 			 sizeof(p->note) - strlen(p->note), "; %s",
@@ -506,6 +606,7 @@ void d9_perf_close(struct d9_perf *p)
 	free(p->fds);
 	free(p->tasks);
 	free(p->pending);
+	free(p->waiting);
 	if (p->samples)
 		free(p->samples->buf);
 	free(p->samples);

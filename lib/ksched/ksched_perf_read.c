@@ -64,7 +64,8 @@ static int perf_waking(struct d9_perf *p, const unsigned char *r,
 	wk.tid = (uint32_t)pid;
 	wk.waker_tid = id.tid;
 	wk.waker_tgid = id.pid;
-	wk.hdr.flags = DIAL9_WAKE_WAKER_TARGET;
+	/* a thread's own event: the waker is ours (CPU-wide: resolve()) */
+	wk.hdr.flags = p->waking_wide ? 0 : DIAL9_WAKE_WAKER_TARGET;
 	wk.target_cpu = (uint32_t)cpu;
 	return d9_perf_push_rec(p, &wk, sizeof(wk));
 }
@@ -112,6 +113,43 @@ static int perf_sample(struct d9_perf *p, const unsigned char *r,
 	st->tid = id.tid;
 	st->tgid = id.pid;
 	return d9_kq_push(p->samples, buf, st->hdr.size);
+}
+
+/*
+ * A CPU-wide switch-out: the whole switch, prev the task sampled, next
+ * the one the record names (its switch-in record says no more: skipped).
+ * resolve_whole() says which sides are ours.
+ */
+static int perf_switch_whole(struct d9_perf *p, const unsigned char *r,
+			     uint16_t size, const struct perf_id *id)
+{
+	struct perf_event_header h;
+	struct dial9_rec_switch sw;
+	uint32_t np[2];		/* next_prev_pid, next_prev_tid */
+
+	memcpy(&h, r, sizeof(h));
+	if (!(h.misc & PERF_RECORD_MISC_SWITCH_OUT) ||
+	    size < sizeof(h) + sizeof(np) + sizeof(*id))
+		return 0;
+	memcpy(np, r + sizeof(h), sizeof(np));
+	memset(&sw, 0, sizeof(sw));
+	sw.hdr.type = DIAL9_REC_SWITCH;
+	sw.hdr.size = sizeof(sw);
+	sw.hdr.cpu = (uint16_t)id->cpu;
+	sw.hdr.time_ns = id->time;
+	sw.hdr.flags = DIAL9_SWITCH_OCCUPANTS;
+	sw.prev_tid = id->tid;
+	sw.prev_tgid = id->pid;
+	sw.next_tid = np[1];
+	sw.next_tgid = np[0];
+	if (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) {
+		sw.prev_state = DIAL9_STATE_RUNNING;
+		sw.hdr.flags |= DIAL9_SWITCH_PREV_RUNNABLE;
+	} else {
+		sw.prev_state = id->tid ? DIAL9_STATE_SLEEPING :
+					  DIAL9_STATE_RUNNING;
+	}
+	return d9_perf_push_rec(p, &sw, sizeof(sw));
 }
 
 /* What the kernel wrote, as dial9 records (resolve() completes them). */
@@ -185,6 +223,8 @@ static int perf_record(struct d9_perf *p, const unsigned char *r,
 			ex.hdr.flags = DIAL9_EXIT_GROUP_DEAD;
 		return d9_perf_push_rec(p, &ex, sizeof(ex));
 	}
+	if (h.type == PERF_RECORD_SWITCH_CPU_WIDE)
+		return perf_switch_whole(p, r, size, &id);
 	if (h.type != PERF_RECORD_SWITCH)
 		return 0;
 	memset(&sw, 0, sizeof(sw));
@@ -355,11 +395,12 @@ static void resolve_fork(struct d9_perf *p, struct dial9_rec_switch *slot)
 }
 
 /* The switch-in of @t at @now: the wait it ends, if its start was seen. */
-static void resolve_in(struct ptask *t, struct dial9_rec_switch *sw,
-		       uint64_t now)
+static void resolve_in(struct d9_perf *p, struct ptask *t,
+		       struct dial9_rec_switch *sw, uint64_t now)
 {
 	uint64_t from = 0;
 
+	d9_perf_wait_end(p, t);
 	if (t->state == PT_PREEMPTED)
 		from = t->since;
 	else if (t->state == PT_BLOCKED && t->woken)
@@ -374,6 +415,90 @@ static void resolve_in(struct ptask *t, struct dial9_rec_switch *sw,
 	t->state = PT_RUNNING;
 	t->since = t->last_in = now;
 	t->woken = 0;
+}
+
+/* The switch-out of @t (ours): it waits runnable, or is blocked. */
+static void resolve_out(struct d9_perf *p, struct ptask *t,
+			struct dial9_rec_switch *sw)
+{
+	bool runnable = sw->hdr.flags & DIAL9_SWITCH_PREV_RUNNABLE;
+
+	t->state = runnable ? PT_PREEMPTED : PT_BLOCKED;
+	sw->prev_prio = t->prio >= 0 ? t->prio : 0;
+	t->since = sw->hdr.time_ns;
+	if (runnable)
+		d9_perf_wait_at(p, t, sw->hdr.cpu);
+	else
+		d9_perf_wait_end(p, t);
+}
+
+/*
+ * A task not ours on a switch kept whole: named (occ_next, pushed after
+ * the switch) at its first, and again after PERF_OCC_RENAME_NS.
+ */
+static void name_other(struct d9_perf *p, uint32_t tid, uint32_t tgid,
+		       const struct dial9_rec_header *h)
+{
+	size_t slot = (tid * 2654435761u) % PERF_OCC_NAMES;
+	struct dial9_rec_comm *c;
+	char name[16];
+
+	if (!tid || p->nocc_next >= 2 ||
+	    (p->occ_named[slot].tid == tid &&
+	     h->time_ns - p->occ_named[slot].at < PERF_OCC_RENAME_NS))
+		return;
+	p->occ_named[slot].tid = tid;
+	p->occ_named[slot].at = h->time_ns;
+	if (d9_perf_read_comm((int)tgid, (int)tid, name, sizeof(name)))
+		return;		/* gone: a tid without a name */
+	c = &p->occ_next[p->nocc_next++];
+	memset(c, 0, sizeof(*c));
+	c->hdr.type = DIAL9_REC_COMM;
+	c->hdr.size = sizeof(*c);
+	c->hdr.flags = DIAL9_COMM_OCCUPANT;
+	c->hdr.cpu = h->cpu;
+	c->hdr.time_ns = h->time_ns;
+	c->tid = tid;
+	c->tgid = tgid;
+	memcpy(c->comm, name, strnlen(name, sizeof(c->comm) - 1));
+}
+
+/*
+ * A whole switch (a CPU-wide event): the sides that are ours are its
+ * targets, the recorder's threads not among them; one of two other
+ * tasks is kept only while one of ours waits on its CPU, as dial9.ko's
+ * DIAL9_CFG_OCCUPANTS does.
+ */
+static int resolve_whole(struct d9_perf *p, struct dial9_rec_switch *sw)
+{
+	struct ptask *prev = sw->prev_tid ?
+			     d9_perf_task_find(p, sw->prev_tid) : NULL;
+	struct ptask *next = sw->next_tid ?
+			     d9_perf_task_find(p, sw->next_tid) : NULL;
+
+	if (prev && prev->recorder)
+		prev = NULL;
+	if (next && next->recorder)
+		next = NULL;
+	if (prev) {
+		sw->hdr.flags |= DIAL9_SWITCH_PREV_TARGET;
+		resolve_out(p, prev, sw);
+	}
+	if (next) {
+		sw->hdr.flags |= DIAL9_SWITCH_NEXT_TARGET;
+		resolve_in(p, next, sw, sw->hdr.time_ns);
+		sw->next_prio = next->prio >= 0 ? next->prio : 0;
+	}
+	if (!prev && !next &&
+	    (sw->hdr.cpu >= p->ncpu || !p->waiting[sw->hdr.cpu])) {
+		sw->hdr.type = DIAL9_REC_PAD;
+		return 0;
+	}
+	if (!prev)
+		name_other(p, sw->prev_tid, sw->prev_tgid, &sw->hdr);
+	if (!next)
+		name_other(p, sw->next_tid, sw->next_tgid, &sw->hdr);
+	return 0;
 }
 
 /*
@@ -422,8 +547,10 @@ static int resolve(struct d9_perf *p, struct dial9_rec_switch *slot)
 		return 0;
 	case DIAL9_REC_WAKING:
 		/* the waker is ours (the sample is its), unless the recorder */
-		if (is_recorder(p, d9_perf_task_find(p, wk->waker_tid),
-				wk->waker_tid))
+		t = d9_perf_task_find(p, wk->waker_tid);
+		if (p->waking_wide && t)
+			wk->hdr.flags |= DIAL9_WAKE_WAKER_TARGET;
+		if (is_recorder(p, t, wk->waker_tid))
 			wk->hdr.flags &= (uint16_t)~DIAL9_WAKE_WAKER_TARGET;
 		t = d9_perf_task_find(p, wk->tid);
 		if (t) {	/* the woken task is one of ours */
@@ -431,19 +558,23 @@ static int resolve(struct d9_perf *p, struct dial9_rec_switch *slot)
 			if (!t->recorder)
 				wk->hdr.flags |= DIAL9_WAKE_TASK_TARGET;
 			/* An older waking was published late: its wait is over. */
-			if (h->time_ns >= t->last_in)
+			if (h->time_ns >= t->last_in) {
 				t->woken = h->time_ns;
+				d9_perf_wait_at(p, t, (int)wk->target_cpu);
+			}
 		}
 		if (!(wk->hdr.flags & (DIAL9_WAKE_TASK_TARGET |
 				       DIAL9_WAKE_WAKER_TARGET)))
 			h->type = DIAL9_REC_PAD;	/* the recorder's own */
 		return 0;
 	case DIAL9_REC_SWITCH:
+		if (h->flags & DIAL9_SWITCH_OCCUPANTS)
+			return resolve_whole(p, slot);
 		if (h->flags & DIAL9_SWITCH_NEXT_TARGET) {
 			t = d9_perf_task_of(p, slot->next_tid, slot->next_tgid);
 			if (!t)
 				return -ENOMEM;
-			resolve_in(t, slot, h->time_ns);
+			resolve_in(p, t, slot, h->time_ns);
 			/* as read when it was first seen (or its parent) */
 			slot->next_prio = t->prio >= 0 ? t->prio : 0;
 		} else {
@@ -451,10 +582,7 @@ static int resolve(struct d9_perf *p, struct dial9_rec_switch *slot)
 					    slot->prev_tgid);
 			if (!t)
 				return -ENOMEM;
-			t->state = h->flags & DIAL9_SWITCH_PREV_RUNNABLE ?
-				   PT_PREEMPTED : PT_BLOCKED;
-			slot->prev_prio = t->prio >= 0 ? t->prio : 0;
-			t->since = h->time_ns;
+			resolve_out(p, t, slot);
 		}
 		/* the recorder's io_uring workers (its threads: perf_push()) */
 		if (t->recorder)
@@ -477,6 +605,17 @@ void d9_perf_set_ignored(struct d9_perf *p,
 {
 	p->ignored_ctx = ctx;
 	p->ignored = fn;
+}
+
+/* Whether @pid is a process followed (any, past PERF_PENDING_PIDS). */
+static bool pending_pid(const struct d9_perf *p, uint32_t pid)
+{
+	if (p->npend_pids < 0)
+		return pid != 0;
+	for (int i = 0; i < p->npend_pids; i++)
+		if ((uint32_t)p->pend_pids[i] == pid)
+			return true;
+	return false;
 }
 
 /* Records d9_perf_pending() looks at per buffer before it says yes. */
@@ -502,15 +641,34 @@ static bool buf_pending(const struct d9_perf *p, const struct pbuf *b)
 			return true;
 		for (size_t i = 0; i < sizeof(h); i++)
 			((unsigned char *)&h)[i] = data[(tail + i) % size];
-		if (h.size < sizeof(h) + sizeof(id))
+		bool whole = h.type == PERF_RECORD_SWITCH_CPU_WIDE;
+
+		if (h.size < sizeof(h) + sizeof(id) + (whole ? 8 : 0))
 			return true;	/* not ours to judge: the reader's */
-		if (h.type != PERF_RECORD_SWITCH && h.type != PERF_RECORD_SAMPLE)
+		if (h.type != PERF_RECORD_SWITCH && !whole &&
+		    h.type != PERF_RECORD_SAMPLE)
 			return true;
 		/* a switch's id is at its end, a sample's right after h */
 		for (size_t i = 0; i < sizeof(id); i++)
 			((unsigned char *)&id)[i] = data[(tail + (h.type ==
-				PERF_RECORD_SWITCH ? h.size - sizeof(id) :
-				sizeof(h)) + i) % size];
+				PERF_RECORD_SAMPLE ? sizeof(h) :
+				h.size - sizeof(id)) + i) % size];
+		if (whole || p->waking_wide) {
+			uint32_t other = 0;	/* next_prev_pid */
+
+			for (size_t i = 0; whole && i < sizeof(other); i++)
+				((unsigned char *)&other)[i] =
+					data[(tail + sizeof(h) + i) % size];
+			/*
+			 * another process's switch or wake-up (CPU-wide): not
+			 * worth a drain; ours comes with its switch-in
+			 */
+			if (!pending_pid(p, id.pid) &&
+			    (!whole || !pending_pid(p, other))) {
+				tail += h.size;
+				continue;
+			}
+		}
 		if ((!p->ignored || !p->ignored(p->ignored_ctx, id.tid)) &&
 		    !recorder_tid(p, id.tid))
 			return true;
@@ -569,6 +727,9 @@ int d9_perf_read(struct d9_perf *p,
 			ret = push(ctx, &p->sstat_next.hdr);
 			p->sstat_next.hdr.type = 0;
 		}
+		for (int j = 0; !ret && j < p->nocc_next; j++)
+			ret = push(ctx, &p->occ_next[j].hdr);
+		p->nocc_next = 0;
 	}
 	p->npend = 0;
 	if (p->samples)

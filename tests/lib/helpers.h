@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,6 +32,24 @@
 #ifndef cmocka_unit_test
 #error "include <cmocka.h> before helpers.h"
 #endif
+
+/*
+ * Whether the sched_waking tracepoint may be read (the perf backend's
+ * wake-ups): tracefs, mounted here where we may (root, as in CI).
+ */
+static inline bool test_tracefs_ready(void)
+{
+	struct statfs sf;
+
+	if (!access("/sys/kernel/tracing/events/sched/sched_waking/format",
+		    R_OK))
+		return true;
+	if (statfs("/sys/kernel/tracing", &sf) == 0 &&
+	    mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0)
+		return !access("/sys/kernel/tracing/events/sched/sched_waking/format",
+			       R_OK);
+	return false;
+}
 
 /* A fresh empty directory under /tmp; the caller frees the string. */
 static inline char *test_tmpdir(const char *tag)

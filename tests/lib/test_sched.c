@@ -12,10 +12,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/vfs.h>
 #include <sys/wait.h>
 
 #include <cmocka.h>
@@ -99,21 +97,6 @@ static void read_meta(const char *path, struct seen *s)
 	test_each_record(path, meta_visit, s);
 }
 
-/* Wake-ups need tracefs; mount it where we may (root, as in CI). */
-static bool tracefs_ready(void)
-{
-	struct statfs sf;
-
-	if (!access("/sys/kernel/tracing/events/sched/sched_waking/format",
-		    R_OK))
-		return true;
-	if (statfs("/sys/kernel/tracing", &sf) == 0 &&
-	    mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0)
-		return !access("/sys/kernel/tracing/events/sched/sched_waking/format",
-			       R_OK);
-	return false;
-}
-
 
 /*
  * Start the recorder on the perf backend into @dir; false (and nothing
@@ -143,7 +126,7 @@ static void perf_backend_records_switches_and_wakeups(void **state)
 	struct test_counts cnt = { 0 };
 	struct dial9_config c;
 	struct dial9_stats st = { .size = sizeof(st) };
-	bool wakes_possible = geteuid() == 0 && tracefs_ready();
+	bool wakes_possible = geteuid() == 0 && test_tracefs_ready();
 	char *dir = test_tmpdir("sched"), *boot;
 	char **files;
 	uint64_t csw_a, vol_a, vol0;
@@ -417,7 +400,7 @@ static void perf_backend_measures_wakeup_latency(void **state)
 	struct contention busy_cpu0 = { 0 };
 	struct dial9_config c;
 	struct dial9_stats st = { .size = sizeof(st) };
-	bool wakes_possible = geteuid() == 0 && tracefs_ready();
+	bool wakes_possible = geteuid() == 0 && test_tracefs_ready();
 	char *dir = test_tmpdir("wakeups"), *boot, *j;
 	long long known, unknown, sum;
 	pthread_t h, s, f;

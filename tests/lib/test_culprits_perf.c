@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_culprits_perf.c - what ran while a thread waited, from the perf
+ * backend on the host's own kernel: with CPU-wide switch events (root,
+ * as in CI) the other processes on the thread's CPU are named, as
+ * dial9.ko's occupants name them (tests/stock/culprits.sh checks those
+ * against perf sched in the VM).
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+
+#define LOOPS 150
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Another process on CPU 0, always busy, until killed. */
+static pid_t start_hog(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_NAME, "d9-hog");
+		test_pin0();
+		for (;;)
+			;
+	}
+	return pid;
+}
+
+struct victim {
+	pid_t tid;
+	uint64_t run_delay;
+};
+
+/* Busy 2 ms, asleep 1 ms, on CPU 0: it waits preempted and woken. */
+static void *victim(void *arg)
+{
+	struct victim *v = arg;
+	struct timespec nap = { 0, 1000000 };
+
+	test_pin0();
+	pthread_setname_np(pthread_self(), "d9-victim");
+	v->tid = (pid_t)syscall(SYS_gettid);
+	for (int i = 0; i < LOOPS; i++) {
+		uint64_t t0 = now_ns();
+
+		while (now_ns() - t0 < 2000000)
+			;
+		nanosleep(&nap, NULL);
+	}
+	v->run_delay = test_run_delay(v->tid);
+	return NULL;
+}
+
+/* `dial9 sched --culprits --json --tid TID DIR` */
+static char *culprits_json(const char *dir, pid_t tid)
+{
+	static char out[1 << 16];
+	char cmd[4096];
+	size_t n;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s sched --culprits --json --tid %d %s",
+		 test_tool(), (int)tid, dir);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = 0;
+	assert_int_equal(pclose(f), 0);
+	return out;
+}
+
+/* The "ns" of the culprit named @name in @list, -1 if none. */
+static long long culprit_ns(const char *list, const char *name, long long *pid)
+{
+	char key[64];
+	const char *at, *p;
+
+	snprintf(key, sizeof(key), "{\"name\":\"%s\"", name);
+	at = strstr(list, key);
+	if (!at)
+		return -1;
+	p = strstr(at, "\"pid\":");
+	if (pid)
+		*pid = p ? strtoll(p + 6, NULL, 10) : -1;
+	p = strstr(at, "\"ns\":");
+	return p ? strtoll(p + 5, NULL, 10) : -1;
+}
+
+static void perf_backend_names_other_processes(void **state)
+{
+	struct dial9_config c;
+	struct dial9_stats st = { .size = sizeof(st) };
+	struct victim v = { 0 };
+	char *dir = test_tmpdir("occperf"), *boot, *j, *list, *end;
+	long long hog_ns, others_ns, hog_pid = 0, all = 0, unknown;
+	bool wakes;
+	pthread_t t;
+	pid_t hog;
+	(void)state;
+
+	if (geteuid() != 0) {
+		free(dir);
+		skip();		/* CPU-wide events: CAP_PERFMON */
+	}
+	wakes = test_tracefs_ready();
+	hog = start_hog();
+	assert_true(hog > 0);
+	dial9_config_init(&c);
+	c.trace_dir = dir;
+	c.service_name = "occperf";
+	c.sched = DIAL9_SCHED_PERF;
+	assert_int_equal(dial9_start(&c), 0);
+	dial9_get_stats(&st);
+	assert_string_equal(st.sched_backend, "perf");
+	assert_int_equal(pthread_create(&t, NULL, victim, &v), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(dial9_stop(), 0);
+	kill(hog, SIGKILL);
+	waitpid(hog, NULL, 0);
+
+	boot = test_boot_dir(dir);
+	assert_non_null(boot);
+	j = culprits_json(boot, v.tid);
+	/* every wake-up read (CPU-wide): the waits are known */
+	unknown = strstr(j, "\"unknown_delays\":") ?
+		  strtoll(strstr(j, "\"unknown_delays\":") + 17, NULL, 10) : -1;
+	list = strstr(j, "\"culprits\":[");
+	assert_non_null(list);
+	end = strchr(list, ']');
+	assert_non_null(end);
+	*end = 0;
+	for (const char *p = list; (p = strstr(p, "\"ns\":")); p += 5)
+		all += strtoll(p + 5, NULL, 10);
+	hog_ns = culprit_ns(list, "d9-hog", &hog_pid);
+	others_ns = culprit_ns(list, "(other processes)", NULL);
+	print_message("victim %d: %lld waits unknown; culprits %.1f ms in all (the kernel's run_delay %.1f ms), d9-hog %.1f ms, (other processes) %.1f ms: %.300s\n",
+		      (int)v.tid, unknown, all / 1e6, v.run_delay / 1e6,
+		      hog_ns / 1e6, others_ns / 1e6, list);
+	/* the other process by name and pid, most of what ran */
+	assert_true(hog_ns > 0);
+	assert_int_equal(hog_pid, hog);
+	assert_true(hog_ns * 2 > all);
+	assert_true(others_ns < hog_ns);
+	/* and no more than the kernel's own total */
+	assert_true((uint64_t)all <= v.run_delay + v.run_delay / 20 + 5000000);
+	if (wakes) {
+		/* each wait known, from its waking: most of the total */
+		assert_true(unknown >= 0 && unknown <= LOOPS / 20);
+		assert_true((uint64_t)all >= v.run_delay * 8 / 10);
+	} else {
+		print_message("wake-ups not readable here: woken waits unknown\n");
+	}
+	free(boot);
+	test_rm_rf(dir);
+	free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(perf_backend_names_other_processes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
