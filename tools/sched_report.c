@@ -392,7 +392,7 @@ void sched_stats_report(struct sched_stats *st,
 		fprintf(out, "(each delay: when it began, on which CPU it ended, whether the thread was preempted or woken and by whom, what ran on that CPU meanwhile, and the most any other CPU was idle meanwhile, where the balancer could have moved it)\n");
 	}
 	if (o->culprits && occupants(st))
-		fprintf(out, "(culprits: what had the CPU a thread waited on, during its waits, on the CPU each wait ended on; dial9.ko recorded every switch there meanwhile: tasks outside the recording by name when it was made with CAP_PERFMON, else as one culprit, \"other processes\")\n");
+		fprintf(out, "(culprits: what had the CPU a thread waited on, during its waits, on the CPU each wait ended on; every switch there meanwhile is in the trace (dial9.ko, or perf with CPU-wide events): tasks outside the recording by name when it was made with CAP_PERFMON, else as one culprit, \"other processes\")\n");
 	else if (o->culprits)
 		fprintf(out, "(culprits: what had the CPU a thread waited on, during its waits, on the CPU each wait ended on; this trace has only the recorded threads' switches (no sched.occupants: an older dial9.ko, the perf backend, or DIAL9_SCHED_OCCUPANTS=0): tasks outside the recording are one culprit, \"other processes\", and a gap between one and the idle task is \"idle or other processes\")\n");
 	fputc('\n', out);

@@ -2,7 +2,8 @@
 /*
  * common.h - what every stage of the library may use, and nothing of any
  * stage's own: one log line, mkdir -p, the clocks in nanoseconds and the
- * deadlines of timed waits, branch hints, the FNV-1a hash.  Not
+ * deadlines of timed waits, the recorder threads' policy, branch hints,
+ * the FNV-1a hash.  Not
  * installed; the dial9 command links these from libdial9.a too.
  */
 #ifndef DIAL9_COMMON_H
@@ -35,6 +36,14 @@ int d9_dir_open_own(const char *path, mode_t mode);
 /* A small file (/proc, /sys) into buf, NUL-terminated, at most len - 1
  * bytes in one read: 0, -errno, or -EIO if it read nothing (fs.c). */
 int d9_read_small(const char *path, char *buf, size_t len);
+
+/*
+ * The calling thread, one of the recorder's, made SCHED_BATCH: its
+ * wake-ups wait for the running task's block or tick instead of
+ * preempting it, so the recorder is no cause of the delays it records;
+ * 0 or -errno (thread.c).
+ */
+int d9_thread_background(void);
 
 /* ---- the clocks, and deadlines for pthread_cond_timedwait (time.c) ---- */
 static inline uint64_t d9_clock_gettime_ns(void)

@@ -385,6 +385,7 @@ struct d9_perf {
 	bool waking_wide;		/* every task's wake-ups (sched_waking) */
 	const char *occ_note;		/* why not, when asked for */
 	uint32_t *waiting;		/* [ncpu] */
+	uint64_t *idle_out;		/* [ncpu]: its last switch from idle */
 #define PERF_OCC_NAMES 256
 #define PERF_OCC_RENAME_NS 1000000000ull
 	struct { uint32_t tid; uint64_t at; } occ_named[PERF_OCC_NAMES];

@@ -532,6 +532,8 @@ int d9_perf_open(struct d9_perf **out, const struct dial9_ksched_opts *o,
 	p->cpu_wide = occupants;
 	p->waiting = occupants ? calloc((size_t)p->ncpu, sizeof(*p->waiting)) :
 				 NULL;
+	p->idle_out = occupants ? calloc((size_t)p->ncpu, sizeof(*p->idle_out)) :
+				  NULL;
 	if (o->self || !o->npids)
 		p->pend_pids[p->npend_pids++] = getpid();
 	for (unsigned int i = 0; i < o->npids && p->npend_pids >= 0; i++)
@@ -540,7 +542,7 @@ int d9_perf_open(struct d9_perf **out, const struct dial9_ksched_opts *o,
 		else
 			p->npend_pids = -1;
 	if (!p->buf || p->epfd < 0 || (sample_hz && !p->samples) ||
-	    (occupants && !p->waiting)) {
+	    (occupants && (!p->waiting || !p->idle_out))) {
 		d9_perf_close(p);
 		return -ENOMEM;
 	}
@@ -607,6 +609,7 @@ void d9_perf_close(struct d9_perf *p)
 	free(p->tasks);
 	free(p->pending);
 	free(p->waiting);
+	free(p->idle_out);
 	if (p->samples)
 		free(p->samples->buf);
 	free(p->samples);

@@ -394,9 +394,13 @@ static void resolve_fork(struct d9_perf *p, struct dial9_rec_switch *slot)
 	memcpy(c->comm, name, sizeof(c->comm) - 1);
 }
 
-/* The switch-in of @t at @now: the wait it ends, if its start was seen. */
+/*
+ * The switch-in of @t at @now: the wait it ends, if its start was seen,
+ * and not before @floor.
+ */
 static void resolve_in(struct d9_perf *p, struct ptask *t,
-		       struct dial9_rec_switch *sw, uint64_t now)
+		       struct dial9_rec_switch *sw, uint64_t now,
+		       uint64_t floor)
 {
 	uint64_t from = 0;
 
@@ -408,6 +412,8 @@ static void resolve_in(struct d9_perf *p, struct ptask *t,
 		from = t->woken > t->since ? t->woken : t->since;
 	else if (t->state == PT_UNSEEN && t->woken)
 		from = t->woken;
+	if (from && from < floor)
+		from = floor;
 	if (from && now >= from) {
 		sw->next_wait_ns = now - from;
 		sw->hdr.flags |= DIAL9_SWITCH_WAIT_VALID;
@@ -484,9 +490,18 @@ static int resolve_whole(struct d9_perf *p, struct dial9_rec_switch *sw)
 		sw->hdr.flags |= DIAL9_SWITCH_PREV_TARGET;
 		resolve_out(p, prev, sw);
 	}
+	/*
+	 * A CPU is idle only with nothing queued: a task woken onto an idle
+	 * CPU is queued there (the wake-up's interrupt) as it leaves idle,
+	 * so its wait begins no earlier than that (the kernel's run_delay
+	 * does not hold the time the CPU took to wake up either).
+	 */
+	if (!sw->prev_tid && sw->hdr.cpu < p->ncpu)
+		p->idle_out[sw->hdr.cpu] = sw->hdr.time_ns;
 	if (next) {
 		sw->hdr.flags |= DIAL9_SWITCH_NEXT_TARGET;
-		resolve_in(p, next, sw, sw->hdr.time_ns);
+		resolve_in(p, next, sw, sw->hdr.time_ns,
+			   sw->hdr.cpu < p->ncpu ? p->idle_out[sw->hdr.cpu] : 0);
 		sw->next_prio = next->prio >= 0 ? next->prio : 0;
 	}
 	if (!prev && !next &&
@@ -574,7 +589,7 @@ static int resolve(struct d9_perf *p, struct dial9_rec_switch *slot)
 			t = d9_perf_task_of(p, slot->next_tid, slot->next_tgid);
 			if (!t)
 				return -ENOMEM;
-			resolve_in(p, t, slot, h->time_ns);
+			resolve_in(p, t, slot, h->time_ns, 0);
 			/* as read when it was first seen (or its parent) */
 			slot->next_prio = t->prio >= 0 ? t->prio : 0;
 		} else {

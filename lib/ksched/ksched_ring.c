@@ -529,6 +529,7 @@ static void *reader_main(void *arg)
 	uint64_t before;
 
 	pthread_setname_np(pthread_self(), "dial9-kread");
+	d9_thread_background();	/* SCHED_FIFO, when behind, returns to it */
 	d9_reader_rt_init(&k->rt, k->reader_prio);
 	/* Not in the trace: its own switches would fill an idle one. */
 	dial9_ksched_ignore_thread(k, 0);

@@ -339,6 +339,7 @@ void *d9_wk_main(void *arg)
 {
 	struct d9_worker *wk = arg;
 
+	d9_thread_background();
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 	pthread_setname_np(pthread_self(), "dial9-worker");
 	if (wk->on_thread)

@@ -371,6 +371,7 @@ void *d9_flush_main(void *arg)
 	uint64_t wait_ms = r->cfg.flush_interval_ms, next_kick = 0;
 	bool step_two = false, rotate_after = false, kbusy = false;
 
+	d9_thread_background();	/* its io_uring workers inherit it */
 	if (r->cfg.flush_nice > 0)
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),
 			    r->cfg.flush_nice);

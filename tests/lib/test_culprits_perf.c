@@ -72,6 +72,28 @@ static void *victim(void *arg)
 	return NULL;
 }
 
+/* Asleep 1 ms at a time on CPU @cpu, alone there: woken onto an idle CPU. */
+struct napper {
+	int cpu;
+	pid_t tid;
+};
+
+static void *napper(void *arg)
+{
+	struct napper *n = arg;
+	struct timespec nap = { 0, 1000000 };
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(n->cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	pthread_setname_np(pthread_self(), "d9-napper");
+	n->tid = (pid_t)syscall(SYS_gettid);
+	for (int i = 0; i < LOOPS; i++)
+		nanosleep(&nap, NULL);
+	return NULL;
+}
+
 /* `dial9 sched --culprits --json --tid TID DIR` */
 static char *culprits_json(const char *dir, pid_t tid)
 {
@@ -112,6 +134,7 @@ static void perf_backend_names_other_processes(void **state)
 	struct dial9_config c;
 	struct dial9_stats st = { .size = sizeof(st) };
 	struct victim v = { 0 };
+	struct napper nap = { .cpu = 1 };
 	char *dir = test_tmpdir("occperf"), *boot, *j, *list, *end;
 	long long hog_ns, others_ns, hog_pid = 0, all = 0, unknown;
 	bool wakes;
@@ -135,6 +158,11 @@ static void perf_backend_names_other_processes(void **state)
 	assert_string_equal(st.sched_backend, "perf");
 	assert_int_equal(pthread_create(&t, NULL, victim, &v), 0);
 	pthread_join(t, NULL);
+	/* then, where there is another CPU, a thread woken onto it idle */
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1) {
+		assert_int_equal(pthread_create(&t, NULL, napper, &nap), 0);
+		pthread_join(t, NULL);
+	}
 	assert_int_equal(dial9_stop(), 0);
 	kill(hog, SIGKILL);
 	waitpid(hog, NULL, 0);
@@ -170,6 +198,19 @@ static void perf_backend_names_other_processes(void **state)
 		assert_true((uint64_t)all >= v.run_delay * 8 / 10);
 	} else {
 		print_message("wake-ups not readable here: woken waits unknown\n");
+	}
+
+	/*
+	 * An idle CPU holds no queued task: a task woken onto one is queued
+	 * as it leaves idle, so its waits never hold the idle task.
+	 */
+	if (nap.tid) {
+		j = culprits_json(boot, nap.tid);
+		list = strstr(j, "\"culprits\":[");
+		assert_non_null(list);
+		print_message("napper %d, woken onto idle CPU 1: %.300s\n",
+			      (int)nap.tid, list);
+		assert_int_equal(culprit_ns(list, "(idle)", NULL), -1);
 	}
 	free(boot);
 	test_rm_rf(dir);

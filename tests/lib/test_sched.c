@@ -614,8 +614,9 @@ static bool may_fifo(void)
 
 /*
  * Open the perf source of this process with its reader at SCHED_FIFO 1:
- * 1 if the reader runs at it, 0 if it runs at the normal policy and the
- * source says why, -1 if there is no perf source here.
+ * 1 if the reader may take it and runs at SCHED_BATCH meanwhile, 0 if it
+ * runs at SCHED_BATCH only and the source says why, -1 if there is no
+ * perf source here.
  */
 static int open_reader(void)
 {
@@ -638,10 +639,13 @@ static int open_reader(void)
 			break;
 		usleep(5000);
 	}
-	/* at the process's policy, whether or not it may take SCHED_FIFO */
-	if (dial9_ksched_reader_prio(k) == 1 && policy == SCHED_OTHER)
+	/*
+	 * at SCHED_BATCH (a recorder thread, d9_thread_background()),
+	 * whether or not it may take SCHED_FIFO
+	 */
+	if (dial9_ksched_reader_prio(k) == 1 && policy == SCHED_BATCH)
 		ret = 1;
-	else if (!dial9_ksched_reader_prio(k) && policy == SCHED_OTHER &&
+	else if (!dial9_ksched_reader_prio(k) && policy == SCHED_BATCH &&
 		 strstr(dial9_ksched_fallback_reason(k),
 			"reader of the kernel's records may not take SCHED_FIFO 1 when it falls behind"))
 		ret = 0;
@@ -655,8 +659,8 @@ out:
 }
 
 /*
- * The reader of the kernel's records runs at the process's policy, and
- * may take SCHED_FIFO where the process may; where it may not (no
+ * The reader of the kernel's records runs at SCHED_BATCH, and may take
+ * SCHED_FIFO where the process may; where it may not (no
  * CAP_SYS_NICE, RLIMIT_RTPRIO 0: a child that gave both up) the source
  * says so.
  */
