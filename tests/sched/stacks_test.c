@@ -142,6 +142,13 @@ TEST(explain_shows_the_blocked_chain)
 	pin0();
 	ASSERT_EQ(0, pthread_create(&t, NULL, blocker, &ch));
 	wait_blocked(&ch);
+	/*
+	 * A fresh slice for the waking: at the end of one (need_resched
+	 * already set) the kernel skips the clock update of the switch to
+	 * the woken blocker (rq_clock_skip_update) and counts its wait as
+	 * 0, which leaves no delay to carry the waker's stack.
+	 */
+	usleep(500);
 	wk.fd = p[1];
 	ASSERT_EQ(1, a(&wk));	/* the waking, from the chain */
 	spin_ms(5);	/* the woken blocker waits behind this (mostly) */
