@@ -47,50 +47,36 @@ static pid_t start_hog(void)
 	return pid;
 }
 
-struct victim {
+/*
+ * A thread on CPU @cpu: busy @busy_ms, then asleep 1 ms, LOOPS times;
+ * the kernel's run_delay of it at the end.
+ */
+struct sleeper {
+	int cpu, busy_ms;
+	const char *name;
 	pid_t tid;
 	uint64_t run_delay;
 };
 
-/* Busy 2 ms, asleep 1 ms, on CPU 0: it waits preempted and woken. */
-static void *victim(void *arg)
+static void *sleeper(void *arg)
 {
-	struct victim *v = arg;
-	struct timespec nap = { 0, 1000000 };
-
-	test_pin0();
-	pthread_setname_np(pthread_self(), "d9-victim");
-	v->tid = (pid_t)syscall(SYS_gettid);
-	for (int i = 0; i < LOOPS; i++) {
-		uint64_t t0 = now_ns();
-
-		while (now_ns() - t0 < 2000000)
-			;
-		nanosleep(&nap, NULL);
-	}
-	v->run_delay = test_run_delay(v->tid);
-	return NULL;
-}
-
-/* Asleep 1 ms at a time on CPU @cpu, alone there: woken onto an idle CPU. */
-struct napper {
-	int cpu;
-	pid_t tid;
-};
-
-static void *napper(void *arg)
-{
-	struct napper *n = arg;
+	struct sleeper *v = arg;
 	struct timespec nap = { 0, 1000000 };
 	cpu_set_t set;
 
 	CPU_ZERO(&set);
-	CPU_SET(n->cpu, &set);
+	CPU_SET(v->cpu, &set);
 	sched_setaffinity(0, sizeof(set), &set);
-	pthread_setname_np(pthread_self(), "d9-napper");
-	n->tid = (pid_t)syscall(SYS_gettid);
-	for (int i = 0; i < LOOPS; i++)
+	pthread_setname_np(pthread_self(), v->name);
+	v->tid = (pid_t)syscall(SYS_gettid);
+	for (int i = 0; i < LOOPS; i++) {
+		uint64_t t0 = now_ns();
+
+		while (now_ns() - t0 < (uint64_t)v->busy_ms * 1000000)
+			;
 		nanosleep(&nap, NULL);
+	}
+	v->run_delay = test_run_delay(v->tid);
 	return NULL;
 }
 
@@ -133,8 +119,10 @@ static void perf_backend_names_other_processes(void **state)
 {
 	struct dial9_config c;
 	struct dial9_stats st = { .size = sizeof(st) };
-	struct victim v = { 0 };
-	struct napper nap = { .cpu = 1 };
+	/* busy 2 ms, asleep 1 ms beside the hog: it waits preempted and woken */
+	struct sleeper v = { .cpu = 0, .busy_ms = 2, .name = "d9-victim" };
+	/* asleep on CPU 1, alone there: woken onto an idle CPU */
+	struct sleeper nap = { .cpu = 1, .name = "d9-napper" };
 	char *dir = test_tmpdir("occperf"), *boot, *j, *list, *end;
 	long long hog_ns, others_ns, hog_pid = 0, all = 0, unknown;
 	bool wakes;
@@ -156,11 +144,11 @@ static void perf_backend_names_other_processes(void **state)
 	assert_int_equal(dial9_start(&c), 0);
 	dial9_get_stats(&st);
 	assert_string_equal(st.sched_backend, "perf");
-	assert_int_equal(pthread_create(&t, NULL, victim, &v), 0);
+	assert_int_equal(pthread_create(&t, NULL, sleeper, &v), 0);
 	pthread_join(t, NULL);
 	/* then, where there is another CPU, a thread woken onto it idle */
 	if (sysconf(_SC_NPROCESSORS_ONLN) > 1) {
-		assert_int_equal(pthread_create(&t, NULL, napper, &nap), 0);
+		assert_int_equal(pthread_create(&t, NULL, sleeper, &nap), 0);
 		pthread_join(t, NULL);
 	}
 	assert_int_equal(dial9_stop(), 0);
