@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd.h - a shell command's output, for the VM's tests of libdial9 and
- * the dial9 command (tests/sched), which are kselftest programs.
+ * the dial9 command (tests/sched, kselftest programs) and the host's
+ * (tests/lib).
  */
 #ifndef DIAL9_TEST_CMD_H
 #define DIAL9_TEST_CMD_H

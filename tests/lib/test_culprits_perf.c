@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "cmd.h"
 #include "helpers.h"
 
 #define LOOPS 150
@@ -85,16 +86,10 @@ static char *culprits_json(const char *dir, pid_t tid)
 {
 	static char out[1 << 16];
 	char cmd[4096];
-	size_t n;
-	FILE *f;
 
 	snprintf(cmd, sizeof(cmd), "%s sched --culprits --json --tid %d %s",
 		 test_tool(), (int)tid, dir);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	n = fread(out, 1, sizeof(out) - 1, f);
-	out[n] = 0;
-	assert_int_equal(pclose(f), 0);
+	assert_int_equal(test_cmd_output(cmd, out, sizeof(out)), 0);
 	return out;
 }
 

@@ -20,6 +20,7 @@
 #include <linux/capability.h>
 #include <linux/dial9.h>
 
+#include "cmd.h"
 #include "helpers.h"
 #include "ksched/ksched.h"
 
@@ -373,16 +374,10 @@ static char *sched_json(const char *dir, pid_t tid)
 {
 	static char out[8192];
 	char cmd[4096];
-	size_t n;
-	FILE *f;
 
 	snprintf(cmd, sizeof(cmd), "%s sched --json --tid %d %s",
 		 test_tool(), (int)tid, dir);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	n = fread(out, 1, sizeof(out) - 1, f);
-	out[n] = 0;
-	assert_int_equal(pclose(f), 0);
+	assert_int_equal(test_cmd_output(cmd, out, sizeof(out)), 0);
 	return out;
 }
 
