@@ -253,6 +253,21 @@ static int perf_record(struct d9_perf *p, const unsigned char *r,
 }
 
 /*
+ * @len bytes at @at of a perf buffer's data of @size bytes (a power of
+ * two) into @dst, across its end if they wrap.
+ */
+static void ring_read(const unsigned char *data, uint64_t size, uint64_t at,
+		      void *dst, size_t len)
+{
+	size_t off = (size_t)(at & (size - 1));
+	size_t first = size - off < len ? (size_t)(size - off) : len;
+
+	memcpy(dst, data + off, first);
+	if (first < len)
+		memcpy((unsigned char *)dst + first, data, len - first);
+}
+
+/*
  * The records of @cpu's buffer up to the head it had when this read began.
  * The kernel writes a LOST record where it dropped records: it is dated
  * just before the buffer's next record (or now), so that its window is
@@ -271,16 +286,19 @@ static int drain_buf(struct d9_perf *p, int cpu)
 
 	while (tail < head && !ret) {
 		struct perf_event_header h;
+		size_t off = (size_t)(tail & (size - 1));
 
-		for (size_t i = 0; i < sizeof(h); i++)
-			((unsigned char *)&h)[i] = data[(tail + i) % size];
+		ring_read(data, size, tail, &h, sizeof(h));
 		if (h.size < sizeof(h) || h.size > sizeof(rec))
 			break;	/* malformed: drop the rest of this buffer */
-		/* A record may wrap at the end of the buffer: copy it. */
-		for (uint16_t i = 0; i < h.size; i++)
-			rec[i] = data[(tail + i) % size];
 		n = p->npend;
-		ret = perf_record(p, rec, h.size);
+		/* read where it is, unless it wraps at the buffer's end */
+		if (off + h.size <= size) {
+			ret = perf_record(p, data + off, h.size);
+		} else {
+			ring_read(data, size, tail, rec, h.size);
+			ret = perf_record(p, rec, h.size);
+		}
 		tail += h.size;
 		if (ret || p->npend == n)
 			continue;
@@ -654,8 +672,7 @@ static bool buf_pending(const struct d9_perf *p, const struct pbuf *b)
 
 		if (n == PENDING_SCAN || head - tail > size)
 			return true;
-		for (size_t i = 0; i < sizeof(h); i++)
-			((unsigned char *)&h)[i] = data[(tail + i) % size];
+		ring_read(data, size, tail, &h, sizeof(h));
 		bool whole = h.type == PERF_RECORD_SWITCH_CPU_WIDE;
 
 		if (h.size < sizeof(h) + sizeof(id) + (whole ? 8 : 0))
@@ -664,16 +681,15 @@ static bool buf_pending(const struct d9_perf *p, const struct pbuf *b)
 		    h.type != PERF_RECORD_SAMPLE)
 			return true;
 		/* a switch's id is at its end, a sample's right after h */
-		for (size_t i = 0; i < sizeof(id); i++)
-			((unsigned char *)&id)[i] = data[(tail + (h.type ==
-				PERF_RECORD_SAMPLE ? sizeof(h) :
-				h.size - sizeof(id)) + i) % size];
+		ring_read(data, size, tail + (h.type == PERF_RECORD_SAMPLE ?
+					      sizeof(h) : h.size - sizeof(id)),
+			  &id, sizeof(id));
 		if (whole || p->waking_wide) {
 			uint32_t other = 0;	/* next_prev_pid */
 
-			for (size_t i = 0; whole && i < sizeof(other); i++)
-				((unsigned char *)&other)[i] =
-					data[(tail + sizeof(h) + i) % size];
+			if (whole)
+				ring_read(data, size, tail + sizeof(h), &other,
+					  sizeof(other));
 			/*
 			 * another process's switch or wake-up (CPU-wide): not
 			 * worth a drain; ours comes with its switch-in
