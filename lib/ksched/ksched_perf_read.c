@@ -640,6 +640,13 @@ void d9_perf_set_ignored(struct d9_perf *p,
 	p->ignored = fn;
 }
 
+/* Whether @tid is one of the recorder's threads, left out of the trace. */
+static bool left_out(const struct d9_perf *p, uint32_t tid)
+{
+	return (p->ignored && p->ignored(p->ignored_ctx, tid)) ||
+	       recorder_tid(p, tid);
+}
+
 /* Whether @pid is a process followed (any, past PERF_PENDING_PIDS). */
 static bool pending_pid(const struct d9_perf *p, uint32_t pid)
 {
@@ -653,6 +660,12 @@ static bool pending_pid(const struct d9_perf *p, uint32_t pid)
 
 /* Records d9_perf_pending() looks at per buffer before it says yes. */
 #define PENDING_SCAN 64
+/*
+ * ... and CPU-wide records of other processes it skips: an idle host's
+ * own switches would otherwise make every look a drain (the reader's
+ * watermark takes them).
+ */
+#define PENDING_SCAN_OTHERS 16384
 
 /*
  * Whether @cpu's buffer holds a record that is not of an ignored thread
@@ -666,11 +679,12 @@ static bool buf_pending(const struct d9_perf *p, const struct pbuf *b)
 	uint64_t head = __atomic_load_n(&b->mp->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = __atomic_load_n(&b->mp->data_tail, __ATOMIC_ACQUIRE);
 
-	for (int n = 0; tail < head; n++) {
+	for (int n = 0, others = 0; tail < head; n++) {
 		struct perf_event_header h;
 		struct perf_id id;
 
-		if (n == PENDING_SCAN || head - tail > size)
+		if (n - others == PENDING_SCAN || others == PENDING_SCAN_OTHERS ||
+		    head - tail > size)
 			return true;
 		ring_read(data, size, tail, &h, sizeof(h));
 		bool whole = h.type == PERF_RECORD_SWITCH_CPU_WIDE;
@@ -685,23 +699,25 @@ static bool buf_pending(const struct d9_perf *p, const struct pbuf *b)
 					      sizeof(h) : h.size - sizeof(id)),
 			  &id, sizeof(id));
 		if (whole || p->waking_wide) {
-			uint32_t other = 0;	/* next_prev_pid */
+			uint32_t other[2] = { 0, 0 };	/* next_prev_pid, _tid */
 
 			if (whole)
-				ring_read(data, size, tail + sizeof(h), &other,
+				ring_read(data, size, tail + sizeof(h), other,
 					  sizeof(other));
 			/*
-			 * another process's switch or wake-up (CPU-wide): not
-			 * worth a drain; ours comes with its switch-in
+			 * a switch or wake-up (CPU-wide) of other processes, or
+			 * of the recorder's threads: not worth a drain; ours
+			 * comes with its switch-in
 			 */
-			if (!pending_pid(p, id.pid) &&
-			    (!whole || !pending_pid(p, other))) {
-				tail += h.size;
-				continue;
-			}
+			if ((pending_pid(p, id.pid) && !left_out(p, id.tid)) ||
+			    (whole && pending_pid(p, other[0]) &&
+			     !left_out(p, other[1])))
+				return true;
+			tail += h.size;
+			others++;
+			continue;
 		}
-		if ((!p->ignored || !p->ignored(p->ignored_ctx, id.tid)) &&
-		    !recorder_tid(p, id.tid))
+		if (!left_out(p, id.tid))
 			return true;
 		tail += h.size;
 	}
