@@ -121,17 +121,16 @@ static int perf_sample(struct d9_perf *p, const unsigned char *r,
  * resolve_whole() says which sides are ours.
  */
 static int perf_switch_whole(struct d9_perf *p, const unsigned char *r,
-			     uint16_t size, const struct perf_id *id)
+			     const struct perf_event_header *h,
+			     const struct perf_id *id)
 {
-	struct perf_event_header h;
 	struct dial9_rec_switch sw;
 	uint32_t np[2];		/* next_prev_pid, next_prev_tid */
 
-	memcpy(&h, r, sizeof(h));
-	if (!(h.misc & PERF_RECORD_MISC_SWITCH_OUT) ||
-	    size < sizeof(h) + sizeof(np) + sizeof(*id))
+	if (!(h->misc & PERF_RECORD_MISC_SWITCH_OUT) ||
+	    h->size < sizeof(*h) + sizeof(np) + sizeof(*id))
 		return 0;
-	memcpy(np, r + sizeof(h), sizeof(np));
+	memcpy(np, r + sizeof(*h), sizeof(np));
 	memset(&sw, 0, sizeof(sw));
 	sw.hdr.type = DIAL9_REC_SWITCH;
 	sw.hdr.size = sizeof(sw);
@@ -142,7 +141,7 @@ static int perf_switch_whole(struct d9_perf *p, const unsigned char *r,
 	sw.prev_tgid = id->pid;
 	sw.next_tid = np[1];
 	sw.next_tgid = np[0];
-	if (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) {
+	if (h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) {
 		sw.prev_state = DIAL9_STATE_RUNNING;
 		sw.hdr.flags |= DIAL9_SWITCH_PREV_RUNNABLE;
 	} else {
@@ -224,7 +223,7 @@ static int perf_record(struct d9_perf *p, const unsigned char *r,
 		return d9_perf_push_rec(p, &ex, sizeof(ex));
 	}
 	if (h.type == PERF_RECORD_SWITCH_CPU_WIDE)
-		return perf_switch_whole(p, r, size, &id);
+		return perf_switch_whole(p, r, &h, &id);
 	if (h.type != PERF_RECORD_SWITCH)
 		return 0;
 	memset(&sw, 0, sizeof(sw));
@@ -414,7 +413,8 @@ static void resolve_fork(struct d9_perf *p, struct dial9_rec_switch *slot)
 
 /*
  * The switch-in of @t at @now: the wait it ends, if its start was seen,
- * and not before @floor.
+ * and not before @floor; its prio as read when it was first seen (or
+ * its parent's).
  */
 static void resolve_in(struct d9_perf *p, struct ptask *t,
 		       struct dial9_rec_switch *sw, uint64_t now,
@@ -436,6 +436,7 @@ static void resolve_in(struct d9_perf *p, struct ptask *t,
 		sw->next_wait_ns = now - from;
 		sw->hdr.flags |= DIAL9_SWITCH_WAIT_VALID;
 	}
+	sw->next_prio = t->prio >= 0 ? t->prio : 0;
 	t->state = PT_RUNNING;
 	t->since = t->last_in = now;
 	t->woken = 0;
@@ -499,10 +500,11 @@ static int resolve_whole(struct d9_perf *p, struct dial9_rec_switch *sw)
 			     d9_perf_task_find(p, sw->prev_tid) : NULL;
 	struct ptask *next = sw->next_tid ?
 			     d9_perf_task_find(p, sw->next_tid) : NULL;
+	bool cpu_known = sw->hdr.cpu < p->ncpu;
 
-	if (prev && prev->recorder)
+	if (is_recorder(p, prev, sw->prev_tid))
 		prev = NULL;
-	if (next && next->recorder)
+	if (is_recorder(p, next, sw->next_tid))
 		next = NULL;
 	if (prev) {
 		sw->hdr.flags |= DIAL9_SWITCH_PREV_TARGET;
@@ -514,16 +516,14 @@ static int resolve_whole(struct d9_perf *p, struct dial9_rec_switch *sw)
 	 * so its wait begins no earlier than that (the kernel's run_delay
 	 * does not hold the time the CPU took to wake up either).
 	 */
-	if (!sw->prev_tid && sw->hdr.cpu < p->ncpu)
+	if (!sw->prev_tid && cpu_known)
 		p->idle_out[sw->hdr.cpu] = sw->hdr.time_ns;
 	if (next) {
 		sw->hdr.flags |= DIAL9_SWITCH_NEXT_TARGET;
 		resolve_in(p, next, sw, sw->hdr.time_ns,
-			   sw->hdr.cpu < p->ncpu ? p->idle_out[sw->hdr.cpu] : 0);
-		sw->next_prio = next->prio >= 0 ? next->prio : 0;
+			   cpu_known ? p->idle_out[sw->hdr.cpu] : 0);
 	}
-	if (!prev && !next &&
-	    (sw->hdr.cpu >= p->ncpu || !p->waiting[sw->hdr.cpu])) {
+	if (!prev && !next && (!cpu_known || !p->waiting[sw->hdr.cpu])) {
 		sw->hdr.type = DIAL9_REC_PAD;
 		return 0;
 	}
@@ -608,8 +608,6 @@ static int resolve(struct d9_perf *p, struct dial9_rec_switch *slot)
 			if (!t)
 				return -ENOMEM;
 			resolve_in(p, t, slot, h->time_ns, 0);
-			/* as read when it was first seen (or its parent) */
-			slot->next_prio = t->prio >= 0 ? t->prio : 0;
 		} else {
 			t = d9_perf_task_of(p, slot->prev_tid,
 					    slot->prev_tgid);

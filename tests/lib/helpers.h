@@ -74,6 +74,27 @@ static inline void test_rm_rf(const char *path)
 	free(cmd);
 }
 
+/*
+ * Start the recorder on the perf backend into @dir; false (and nothing
+ * left behind, @dir freed) where perf events are not permitted at all.
+ */
+static inline bool test_start_perf(struct dial9_config *c, char *dir,
+				   const char *service, struct dial9_stats *st)
+{
+	dial9_config_init(c);
+	c->trace_dir = dir;
+	c->service_name = service;
+	c->sched = DIAL9_SCHED_PERF;
+	assert_int_equal(dial9_start(c), 0);
+	dial9_get_stats(st);
+	if (st->sched_backend[0])
+		return true;
+	dial9_stop();
+	test_rm_rf(dir);
+	free(dir);
+	return false;
+}
+
 /* The dial9 command under test: DIAL9_TEST_TOOL (make test-lib sets it),
  * else the tree's build. */
 static inline const char *test_tool(void)

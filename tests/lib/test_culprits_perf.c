@@ -132,19 +132,10 @@ static void perf_backend_names_other_processes(void **state)
 	wakes = test_tracefs_ready();
 	hog = start_hog();
 	assert_true(hog > 0);
-	dial9_config_init(&c);
-	c.trace_dir = dir;
-	c.service_name = "occperf";
-	c.sched = DIAL9_SCHED_PERF;
-	assert_int_equal(dial9_start(&c), 0);
-	dial9_get_stats(&st);
-	if (strcmp(st.sched_backend, "perf")) {
+	if (!test_start_perf(&c, dir, "occperf", &st)) {
 		/* only where perf events are not permitted at all */
-		dial9_stop();
 		kill(hog, SIGKILL);
 		waitpid(hog, NULL, 0);
-		test_rm_rf(dir);
-		free(dir);
 		skip();
 	}
 	assert_int_equal(pthread_create(&t, NULL, sleeper, &v), 0);

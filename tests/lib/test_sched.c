@@ -99,27 +99,6 @@ static void read_meta(const char *path, struct seen *s)
 }
 
 
-/*
- * Start the recorder on the perf backend into @dir; false (and nothing
- * left behind, @dir freed) where perf events are not permitted at all.
- */
-static bool start_perf(struct dial9_config *c, char *dir, const char *service,
-		       struct dial9_stats *st)
-{
-	dial9_config_init(c);
-	c->trace_dir = dir;
-	c->service_name = service;
-	c->sched = DIAL9_SCHED_PERF;
-	assert_int_equal(dial9_start(c), 0);
-	dial9_get_stats(st);
-	if (st->sched_backend[0])
-		return true;
-	dial9_stop();
-	test_rm_rf(dir);
-	free(dir);
-	return false;
-}
-
 static void perf_backend_records_switches_and_wakeups(void **state)
 {
 	struct pingpong p;
@@ -135,7 +114,7 @@ static void perf_backend_records_switches_and_wakeups(void **state)
 	char ch = 'x';
 	(void)state;
 
-	if (!start_perf(&c, dir, "schedtest", &st))
+	if (!test_start_perf(&c, dir, "schedtest", &st))
 		skip();		/* only where perf events are not permitted */
 	assert_string_equal(st.sched_backend, "perf");
 	assert_int_equal(pipe(p.ab), 0);
@@ -401,7 +380,7 @@ static void perf_backend_measures_wakeup_latency(void **state)
 	pthread_t h, s, f;
 	(void)state;
 
-	if (!start_perf(&c, dir, "wakeups", &st))
+	if (!test_start_perf(&c, dir, "wakeups", &st))
 		skip();
 	assert_int_equal(pthread_create(&h, NULL, hog, &busy_cpu0), 0);
 	assert_int_equal(pthread_create(&s, NULL, sleeper, &n), 0);
@@ -528,7 +507,7 @@ static void perf_backend_leaves_the_recorder_out(void **state)
 	struct own o = { 0 };
 	(void)state;
 
-	if (!start_perf(&c, dir, "owntest", &st))
+	if (!test_start_perf(&c, dir, "owntest", &st))
 		skip();
 	for (int round = 0; round < 20; round++) {
 		for (int i = 0; i < 100; i++)
@@ -809,7 +788,7 @@ static void names_in_every_segment(void **state)
 	char ch = 'x';
 	(void)state;
 
-	if (!start_perf(&c, dir, "namestest", &st))
+	if (!test_start_perf(&c, dir, "namestest", &st))
 		skip();		/* only where perf events are not permitted */
 	assert_int_equal(pipe(p.ab), 0);
 	assert_int_equal(pipe(p.ba), 0);
