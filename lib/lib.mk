@@ -236,7 +236,7 @@ $(TOOLS_T)/kconv: tests/tools/kconv.c $(LIB_HDRS) $(LIB_A)
 .PHONY: test-tools
 test-tools: $(TOOLS_T)/dial9 $(TOOLS_T)/mktrace $(TOOLS_T)/kconv
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	$(RUN_TESTS) test-tools -t 120 $(foreach s,synthetic recorded inputs symbols,\
+	$(RUN_TESTS) test-tools -t 120 $(foreach s,synthetic recorded inputs symbols shipped,\
 		"$(s): tests/tools/$(s).sh $(TOOLS_T)")
 
 # ---- the S3-compatible server of the upload tests (tests/lib/s3_test.h):

@@ -6,7 +6,8 @@
  * the table's entries checked exactly against nm and readelf; the table
  * read back with the library renamed away (the names come from the
  * trace); the cap on distinct frames, noted; and the worker appending
- * the table before it compresses and writes the segment back.
+ * the table before it compresses and writes the segment back, for CPU
+ * samples without DIAL9_SCHED_STACKS too.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -477,6 +478,127 @@ static void symbols_off_ships_it_as_sealed(void **state)
 	free(seg);
 }
 
+/*
+ * CPU samples alone (DIAL9_CPU_SAMPLE_HZ without DIAL9_SCHED_STACKS,
+ * issue 24): the worker makes the table all the same, and the samples
+ * are named from it with the library renamed away (another host).
+ */
+static const struct dial9_field f_sample[] = {
+	{ "tid", DIAL9_U64 }, { "pid", DIAL9_U64 }, { "cpu", DIAL9_U64 },
+	{ "truncated", DIAL9_BOOL }, { "frames", DIAL9_BYTES },
+	{ "in_kernel", DIAL9_BOOL }, { "period_ns", DIAL9_U64 },
+	{ "missed", DIAL9_U64 },
+};
+
+/* Thread PID + 1's sample at @ts: @n (at most 8) addresses. */
+static void sample_at(struct dial9_encoder *e, uint64_t ts,
+		      const uint64_t *ips, size_t n)
+{
+	uint64_t le[8];
+	struct dial9_value v[8] = {
+		dial9_u64(PID + 1), dial9_u64(PID), dial9_u64(0),
+		dial9_bool(false), seg_bytes(le, n * sizeof(le[0])),
+		dial9_bool(false), dial9_u64(10101010), dial9_u64(0),
+	};
+
+	assert_true(n <= 8);
+	for (size_t i = 0; i < n; i++)
+		le[i] = htole64(ips[i]);
+	assert_int_equal(dial9_encoder_event(e, 3, ts, v), 0);
+}
+
+static void worker_names_samples_without_stacks(void **state)
+{
+	struct dial9_stats st = { .size = sizeof(st) };
+	struct dial9_encoder *e = seg_begin();
+	struct d9_worker *wk;
+	struct dial9_config c;
+	struct sched_stats ss;
+	struct d9_syms syms;
+	char path[600], wb[600], out[700], moved[600], buf[256];
+	const uint64_t s1[] = { BASE + off_gamma + 1, BASE + off_beta + 8,
+				BASE + off_alpha + 4 };
+	const uint64_t s2[] = { BASE + off_alpha + 4 };
+	uint8_t id[20], *seg, *z;
+	int idlen = d9_build_id(lib_path, id, sizeof(id));
+	size_t len, zn, pn;
+	uint64_t err;
+	void *plain;
+	struct seen s;
+	FILE *f;
+
+	(void)state;
+	assert_true(idlen > 0);
+	assert_int_equal(dial9_encoder_schema(e, 3, DIAL9_KIND_INSTANT,
+					      "sched.sample", 8, f_sample), 0);
+	seg_mapping(e, PID, BASE, BASE + 0x100000, 0, lib_path, id,
+		    (size_t)idlen);
+	sample_at(e, 2000, s1, 3);
+	sample_at(e, 3000, s2, 1);
+	seg = seg_end(e, &len);
+	snprintf(path, sizeof(path), "%s/00000002.dial9", dir);
+	snprintf(wb, sizeof(wb), "%s/wb-samples", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(seg, 1, len, f), len);
+	fclose(f);
+	dial9_config_init(&c);
+	c.pipeline = DIAL9_PIPE_LZ4 | DIAL9_PIPE_WRITE_BACK;
+	c.write_back_dir = wb;
+	c.sched_flags = 0;		/* no DIAL9_SCHED_STACKS */
+	c.cpu_sample_hz = 99;
+	assert_int_equal(d9_worker_new(&wk, &c), 0);
+	assert_int_equal(d9_worker_start(wk, "b1", "svc", shipped, NULL, NULL,
+					 NULL), 0);
+	d9_worker_submit(wk, 2, path);
+	d9_worker_stop(wk, 10000);
+	d9_worker_stats(wk, &st);
+	d9_worker_free(wk);
+	assert_int_equal(st.pipe_done, 1);
+	assert_int_equal(st.symbols_segments, 1);
+	assert_int_equal(st.symbols_named, 3);
+	assert_int_equal(st.symbols_unnamed, 0);
+	assert_int_equal(st.symbols_failed, 0);
+	snprintf(out, sizeof(out), "%s/b1/00000002.dial9.lz4", wb);
+	z = test_slurp(out, &zn);
+	assert_non_null(z);
+	assert_int_equal(d9_lz4_decompress(z, zn, &plain, &pn), 0);
+	assert_true(pn > len);
+	assert_memory_equal(plain, seg, len);	/* the segment as sealed */
+	collect(plain, pn, &s);
+	check_table(&s);			/* ts: the last sample's */
+	assert_int_equal(s.nnote, 0);
+
+	/* read elsewhere: the library is not there */
+	snprintf(moved, sizeof(moved), "%s.away", lib_path);
+	assert_int_equal(rename(lib_path, moved), 0);
+	d9_sched_stats_init(&ss);
+	assert_int_equal(d9_sched_stats_want_stacks(&ss), 0);
+	assert_int_equal(d9_sched_trace(&ss, plain, pn, &err), 0);
+	assert_int_equal(ss.stacks->nsamples, 2);
+	assert_int_equal(ss.stacks->nsyms, 3);
+	d9_syms_init(&syms);
+	syms.trace = ss.stacks;
+	ss.stacks->symbolize = d9_syms_lookup;
+	ss.stacks->sym_ctx = &syms;
+	d9_sched_stacks_frame(ss.stacks, &ss.stacks->samples[0], 0, buf,
+			      sizeof(buf));
+	assert_string_equal(buf, "symt_gamma+0x1 (libsymt.so)");
+	d9_sched_stacks_frame(ss.stacks, &ss.stacks->samples[0], 1, buf,
+			      sizeof(buf));
+	assert_string_equal(buf, "symt_beta+0x8 (libsymt.so)");
+	d9_sched_stacks_frame(ss.stacks, &ss.stacks->samples[1], 0, buf,
+			      sizeof(buf));
+	assert_string_equal(buf, "symt_alpha+0x4 (libsymt.so)");
+	assert_int_equal(syms.from_files, 0);
+	assert_int_equal(rename(moved, lib_path), 0);
+	d9_syms_free(&syms);
+	d9_sched_stats_free(&ss);
+	free(plain);
+	free(z);
+	free(seg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +607,7 @@ int main(void)
 		cmocka_unit_test(cap_on_distinct_frames_is_noted),
 		cmocka_unit_test(worker_ships_the_table),
 		cmocka_unit_test(symbols_off_ships_it_as_sealed),
+		cmocka_unit_test(worker_names_samples_without_stacks),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -237,13 +237,27 @@ static void s3_keys(void **state)
 /*
  * Segment summaries beside write-back: with scheduler events each
  * segment's summary lands below {dst}/summary/version=1/ (counted in
- * summaries_done); with that directory blocked by a file, the segments
- * still ship and every summary is counted as lost.
+ * summaries_done), every row with its thread's name (a thread that
+ * records nothing itself, "w-sleeper", too); with that directory
+ * blocked by a file, the segments still ship and every summary is
+ * counted as lost.
  */
+static int sleeper_stop;
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "w-sleeper");
+	while (!__atomic_load_n(&sleeper_stop, __ATOMIC_ACQUIRE))
+		usleep(2000);
+	return NULL;
+}
+
 static unsigned int summaries_run(const char *dir, const char *dst,
 				  struct dial9_stats *st)
 {
 	struct dial9_config c;
+	pthread_t t;
 
 	cfg_for(&c, dir);
 	c.sched = DIAL9_SCHED_AUTO;	/* perf, else schedstat: switches */
@@ -254,6 +268,8 @@ static unsigned int summaries_run(const char *dir, const char *dst,
 	c.retry_max_ms = 50;
 	c.shutdown_timeout_ms = 500;
 	assert_int_equal(dial9_start(&c), 0);
+	__atomic_store_n(&sleeper_stop, 0, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_create(&t, NULL, sleeper, NULL), 0);
 	for (int s = 0; s < 3; s++) {
 		for (int i = 0; i < 20; i++) {
 			DIAL9_EMIT(t_w, dial9_u64((uint64_t)i), dial9_str("x"));
@@ -261,6 +277,8 @@ static unsigned int summaries_run(const char *dir, const char *dst,
 		}
 		assert_int_equal(dial9_rotate(), 0);
 	}
+	__atomic_store_n(&sleeper_stop, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(dial9_stop(), 0);
 	dial9_get_stats(st);
 	return (unsigned int)st->segments_sealed;
@@ -288,6 +306,15 @@ static void summaries_beside_write_back(void **state)
 				 "s=$(zcat $f | grep -o '\"segment\":\"[^\"]*\"' | head -1 | "
 				 "cut -d'\"' -f4); test -n \"$s\" && test -f '%s'/$s || exit 1; "
 				 "done", dst, dst), 0);
+	/* every row names its thread, in every segment: the sleeper
+	 * (named by the kernel in the first segment only, and recording
+	 * no event of its own) has rows after it, and those name it too
+	 * (each segment names its threads again: sched.thread_name) */
+	assert_int_equal(test_sh("for f in $(find '%s/summary' -name '*.json.gz'); do "
+				 "zcat $f | grep -q '\"thread\":\"\"' && exit 1; done; "
+				 "find '%s/summary' -name '*.json.gz' -exec zcat {} + | "
+				 "grep -E '\"thread\":\"w-sleeper\",\"segment_index\":([2-9]|[1-9][0-9]+),' >/dev/null",
+				 dst, dst), 0);
 	test_rm_rf(dir);
 	test_rm_rf(dst);
 

@@ -94,6 +94,37 @@ grep -q '^delays of 0.000 ms or more: 2$' "$B/sched/explain502.txt" &&
 "$D9" dump "$B/sched/culprits" > "$B/sched/dump.jsonl"
 grep -q '"prev_tid":null' "$B/sched/dump.jsonl" && ! grep -q 4294967295 "$B/sched/dump.jsonl" ||
 	bad "dump: unknown tids as numbers"
+# ... and the pid beside it null too (occupants/ has redacted tasks,
+# whose tid and pid are both unknown, in switch_in, switch_out and
+# cpu_switch, and the idle task: tid 0, pid 0, which stay numbers)
+"$D9" dump "$B/sched/occupants" > "$B/sched/dump-occupants.jsonl"
+node -e '
+const ev = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n")
+	.map((l) => JSON.parse(l));
+let nulls = 0, known = 0;
+const bad = [];
+for (const e of ev) {
+	const f = e.fields || {};
+	for (const k of Object.keys(f)) {
+		if (!/(^|_)tid$/.test(k)) continue;
+		const p = k.replace(/tid$/, "pid");
+		if (!(p in f)) continue;
+		if (f[k] === null) {
+			nulls++;
+			if (f[p] !== null) bad.push(`${e.name} at ${e.ts}: ${k} null, ${p} ${f[p]}`);
+		} else {
+			known++;
+			if (typeof f[p] !== "number") bad.push(`${e.name} at ${e.ts}: ${k} ${f[k]}, ${p} ${f[p]}`);
+		}
+	}
+}
+if (bad.length || nulls < 5 || !known) {
+	console.log(`${nulls} unknown tids beside a pid, ${known} known:`);
+	console.log(bad.join("\n"));
+	process.exit(1);
+}
+' "$B/sched/dump-occupants.jsonl" && ! grep -q 4294967295 "$B/sched/dump-occupants.jsonl" ||
+	bad "dump: the pid beside an unknown tid is not null"
 # dial9 --help lists every option of every synopsis in docs/cli.md
 "$D9" --help > "$B/help.txt"
 for opt in $(grep -E '^(## `dial9 |dial9 [a-z]+ |            \[)' docs/cli.md |
