@@ -188,9 +188,16 @@ static int perf_record(struct d9_perf *p, const unsigned char *r,
 	if (h.type == PERF_RECORD_COMM && size >= sizeof(h) + 8 + sizeof(id)) {
 		char name[17] = "";
 		size_t max = size - sizeof(h) - 8 - sizeof(id);
+		uint32_t who[2];	/* pid, tid: the task renamed */
 
+		/*
+		 * The body names the task renamed; the trailer the one that
+		 * ran (another thread of the process, with
+		 * pthread_setname_np() or /proc/PID/task/TID/comm).
+		 */
+		memcpy(who, r + sizeof(h), sizeof(who));
 		memcpy(name, r + sizeof(h) + 8, max < 16 ? max : 16);
-		return d9_perf_push_comm(p, id.pid, id.tid, name, id.time);
+		return d9_perf_push_comm(p, who[0], who[1], name, id.time);
 	}
 	if (h.type == PERF_RECORD_FORK &&
 	    size >= sizeof(h) + 16 + 8 + sizeof(id)) {

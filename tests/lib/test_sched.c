@@ -739,6 +739,9 @@ static void reader_takes_fifo_only_behind_and_bounded(void **state)
 struct names_seen {
 	uint32_t tid;
 	unsigned int named;	/* sched.comm of tid, with its name */
+	const char *name;	/* NULL: "pong2" */
+	uint32_t other;		/* a tid that must not get it */
+	unsigned int misnamed;	/* sched.comm of other, with that name */
 };
 
 static void count_names(const struct dial9_record *r, void *arg)
@@ -750,12 +753,16 @@ static void count_names(const struct dial9_record *r, void *arg)
 	    (strcmp(r->schema->name, "sched.comm") &&
 	     strcmp(r->schema->name, "sched.thread_name")))
 		return;
+	const char *want = n->name ? n->name : "pong2";
 	tid = dial9_schema_field_index(r->schema, "tid");
 	name = dial9_schema_field_index(r->schema, "name");
-	if (tid >= 0 && name >= 0 && r->values[tid].u64 == n->tid &&
-	    r->values[name].str.len == 5 &&
-	    !memcmp(r->values[name].str.ptr, "pong2", 5))
+	if (tid < 0 || name < 0 || r->values[name].str.len != strlen(want) ||
+	    memcmp(r->values[name].str.ptr, want, strlen(want)))
+		return;
+	if (r->values[tid].u64 == n->tid)
 		n->named++;
+	else if (n->other && r->values[tid].u64 == n->other)
+		n->misnamed++;
 }
 
 static void *pong_twice(void *arg)
@@ -818,6 +825,68 @@ static void names_in_every_segment(void **state)
 		if (i == 2)
 			assert_true(n.named > before); /* named again */
 	}
+	close(p.ab[0]);
+	close(p.ba[0]);
+	close(p.ba[1]);
+	free(boot);
+	test_rm_rf(dir);
+	free(dir);
+}
+
+static void *pong_plain(void *arg)
+{
+	struct pingpong *p = arg;
+	char c;
+
+	p->b = (pid_t)syscall(SYS_gettid);
+	while (read(p->ab[0], &c, 1) == 1 && write(p->ba[1], &c, 1) == 1)
+		;
+	return NULL;
+}
+
+/*
+ * A thread renamed by another (pthread_setname_np() on it): the name is
+ * the renamed thread's, not the renamer's (perf's comm record names the
+ * task renamed in its body, and the one that ran in its trailer).
+ */
+static void renamed_by_another_thread(void **state)
+{
+	struct pingpong p = { 0 };
+	struct names_seen n = { .name = "ren-by-main" };
+	struct test_counts cnt = { 0 };
+	struct dial9_config c;
+	struct dial9_stats st = { .size = sizeof(st) };
+	char *dir = test_tmpdir("rename"), *boot;
+	pthread_t t;
+	char ch = 'x';
+	(void)state;
+
+	if (!test_start_perf(&c, dir, "renametest", &st))
+		skip();
+	assert_int_equal(pipe(p.ab), 0);
+	assert_int_equal(pipe(p.ba), 0);
+	assert_int_equal(pthread_create(&t, NULL, pong_plain, &p), 0);
+	/* one round trip: the thread runs, its tid is known */
+	assert_int_equal(write(p.ab[1], &ch, 1), 1);
+	assert_int_equal(read(p.ba[0], &ch, 1), 1);
+	assert_int_equal(pthread_setname_np(t, "ren-by-main"), 0);
+	for (int i = 0; i < 50; i++) {
+		assert_int_equal(write(p.ab[1], &ch, 1), 1);
+		assert_int_equal(read(p.ba[0], &ch, 1), 1);
+	}
+	close(p.ab[1]);
+	pthread_join(t, NULL);
+	assert_int_equal(dial9_stop(), 0);
+	boot = test_boot_dir(dir);
+	assert_non_null(boot);
+	n.tid = (uint32_t)p.b;
+	n.other = (uint32_t)syscall(SYS_gettid);
+	test_decode_dir(boot, &cnt, count_names, &n);
+	assert_int_equal(cnt.err, 0);
+	print_message("renamed thread named %u times, the renamer %u\n",
+		      n.named, n.misnamed);
+	assert_true(n.named > 0);
+	assert_int_equal(n.misnamed, 0);
 	close(p.ab[0]);
 	close(p.ba[0]);
 	close(p.ba[1]);
@@ -918,6 +987,7 @@ int main(void)
 		cmocka_unit_test(reader_runs_fifo_or_says_why),
 		cmocka_unit_test(reader_takes_fifo_only_behind_and_bounded),
 		cmocka_unit_test(names_in_every_segment),
+		cmocka_unit_test(renamed_by_another_thread),
 		cmocka_unit_test(merge_orders_by_time_then_cpu),
 	};
 
