@@ -336,6 +336,10 @@ int cmd_record(int argc, char **argv)
 		(unsigned long long)st.segments_sealed, st.dir,
 		(unsigned long long)st.segments_evicted,
 		cfg.storage == DIAL9_STORAGE_MEMORY ? "memory" : "disk");
+	fprintf(stderr, "dial9 record: segments written %s\n",
+		st.direct_io ? "with O_DIRECT (no page-cache copy)" :
+		"through the page cache (DIAL9_DIRECT_IO=off, or O_DIRECT "
+		"refused: `dial9 info` shows each segment's io_direct)");
 	fprintf(stderr, "dial9 record: the recorder's threads used %.3f ms of CPU (%.0f ns per scheduler record); its ring reader ran at SCHED_FIFO %u for %.3f ms in %u stretches (%u cut short by its budget)\n",
 		(double)st.recorder_cpu_ns / 1e6,
 		st.sched_events ? (double)st.recorder_cpu_ns /

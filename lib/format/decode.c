@@ -410,6 +410,18 @@ static int kernel_next(struct dial9_decoder *d, bool end,
 	return ret;
 }
 
+/*
+ * Whether @p[0, n) is all zeros: the padding of an unsealed segment
+ * written with O_DIRECT, up to its last block's end (docs/format.md); a
+ * stream header has D9_MAGIC1 after its zero tag.
+ */
+static bool zero_tail(const uint8_t *p, size_t n)
+{
+	if (n < 2)
+		return n == 1 && !p[0];
+	return !p[0] && !p[1] && !memcmp(p, p + 1, n - 1);
+}
+
 int dial9_decoder_next(struct dial9_decoder *d, struct dial9_record *rec)
 {
 	while (!d->err) {
@@ -429,6 +441,12 @@ int dial9_decoder_next(struct dial9_decoder *d, struct dial9_record *rec)
 		memset(rec, 0, sizeof(*rec));
 		rec->offset = start;
 		tag = *r.p++;
+		if (tag == D9_F_HEADER && zero_tail(d->buf + start,
+						    d->len - start)) {
+			/* a direct-I/O writer's padding: the end */
+			d->pos = d->len;
+			continue;
+		}
 		if (tag == D9_F_HEADER) {
 			if (d->len - start < D9_HEADER_LEN)
 				return fail(d, -ENODATA, start);

@@ -103,6 +103,11 @@ enum dial9_io_backend {
 	DIAL9_IO_PWRITE = 2,
 };
 
+enum dial9_direct_io {
+	DIAL9_DIRECT_IO_AUTO = 0, /* O_DIRECT where the filesystem takes it */
+	DIAL9_DIRECT_IO_OFF = 1,  /* through the page cache */
+};
+
 enum dial9_clock {
 	DIAL9_CLOCK_AUTO = 0,     /* TSC when invariant, else clock_gettime */
 	DIAL9_CLOCK_TSC = 1,
@@ -208,6 +213,14 @@ struct dial9_config {
 	 * else is accepted: a trace is never writable by others.
 	 * DIAL9_TRACE_MODE (octal). */
 	uint32_t trace_mode;
+	/* How segments are written (enum dial9_direct_io): by default with
+	 * O_DIRECT where the trace directory's filesystem takes it (ext4,
+	 * xfs, btrfs; not tmpfs before Linux 6.6), so that the recorder
+	 * copies nothing into the page cache and leaves no writeback to the
+	 * kernel's flusher threads; dial9_stats.direct_io and each
+	 * segment's io_direct metadata say whether it did, and why not.
+	 * DIAL9_DIRECT_IO=auto|off. */
+	uint32_t direct_io;
 };
 
 /* The default trace directory of this process's effective user:
@@ -376,6 +389,11 @@ struct dial9_stats {
 	 * itself: 0, as every backend's records go into the segments as
 	 * they were written (docs/format.md, kernel chunks). */
 	uint64_t sched_encoded;
+	/* The last segment opened was written with O_DIRECT throughout (1),
+	 * or through the page cache (0: DIAL9_DIRECT_IO=off, the file
+	 * system refused it, a write failed, or segments in memory; the
+	 * segment's io_direct metadata says which). */
+	uint32_t direct_io;
 };
 
 /*

@@ -253,6 +253,7 @@ int dial9_config_from_env(struct dial9_config *c)
 {
 	static const char *const io[] = { "auto", "io_uring", "pwrite" };
 	static const char *const clk[] = { "auto", "tsc", "clock_gettime" };
+	static const char *const dio[] = { "auto", "off" };
 	const char *s;
 	uint64_t v;
 	int enabled = 0;
@@ -357,6 +358,7 @@ int dial9_config_from_env(struct dial9_config *c)
 	pipeline_from_env(c);
 	env_choice("DIAL9_IO_BACKEND", io, 3, &c->io_backend);
 	env_choice("DIAL9_CLOCK", clk, 3, &c->clock);
+	env_choice("DIAL9_DIRECT_IO", dio, 2, &c->direct_io);
 	if (c->max_file_bytes && c->max_file_bytes > c->max_disk_bytes) {
 		d9_log("DIAL9_MAX_FILE_SIZE_MB is above DIAL9_MAX_DISK_USAGE_MB; "
 		       "using the default");
@@ -393,6 +395,8 @@ int d9_config_check(const struct dial9_config *in, struct dial9_config *c)
 	    c->symbols > DIAL9_SYMBOLS_ON || c->symbols_max_frames > (1u << 24))
 		return -EINVAL;
 	if (c->trace_mode != 0600 && c->trace_mode != 0640)
+		return -EINVAL;
+	if (c->direct_io > DIAL9_DIRECT_IO_OFF)
 		return -EINVAL;
 	/* a dump needs somewhere to go; segments in memory too */
 	if (c->mode == DIAL9_MODE_TRIGGER && !c->pipeline)

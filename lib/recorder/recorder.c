@@ -146,6 +146,7 @@ int dial9_start(const struct dial9_config *in)
 	so.memory = r->cfg.storage == DIAL9_STORAGE_MEMORY;
 	so.default_dir = !strcmp(r->trace_dir, dial9_default_trace_dir());
 	so.file_mode = r->cfg.trace_mode;
+	so.direct_io = r->cfg.direct_io == DIAL9_DIRECT_IO_AUTO;
 	ret = d9_worker_new(&r->worker, &r->cfg);
 	if (ret)
 		goto out_unlock;

@@ -35,6 +35,7 @@ struct d9_seg_opts {
 	bool memory;               /* segments in memfds, not in trace_dir */
 	bool default_dir;          /* trace_dir is the per-user default */
 	unsigned int file_mode;    /* of segments: 0600, or 0640 for a group */
+	bool direct_io;            /* O_DIRECT where the filesystem takes it */
 };
 
 /* ---- writer.c: the active segment, sealing, rotation, faults ---- */

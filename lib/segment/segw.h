@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "common/common.h"
 #include "segment/segment.h"
@@ -20,6 +21,33 @@
 #define ACTIVE_EXT ".active"
 #define RING_DEPTH 64
 #define RETRY_NS 100000000ull /* retry a broken directory every 100 ms */
+
+/* ---- direct.c: a segment's appends with O_DIRECT ---- */
+#define D9_DIO_BLOCK 4096u	/* alignment of offsets, lengths, memory */
+#define D9_DIO_STAGE (1u << 20)	/* the staging buffer, whole blocks */
+
+struct d9_dio {
+	uint8_t *buf;		/* D9_DIO_STAGE bytes, block-aligned */
+	size_t tail;		/* bytes held from base: the partial block */
+	uint64_t base;		/* file offset of buf[0], a block multiple */
+	bool on;		/* the active segment is written so */
+	bool used;		/* the last segment opened was, throughout
+				 * (atomic: dial9_get_stats() reads it) */
+	int err;		/* why it is not, or stopped (-errno) */
+};
+
+/* O_DIRECT on @fd, a new empty segment: whether it took it. */
+bool d9_dio_begin(struct d9_dio *d, int fd);
+/*
+ * Append @iov[0..n) at the file's end: 0 or -errno.  After an error
+ * O_DIRECT is off on @fd, and the file holds at least the bytes before
+ * this append (to be cut there; later appends go through the cache).
+ */
+int d9_dio_append(struct d9_dio *d, int fd, struct io_uring *ring,
+		  const struct iovec *iov, unsigned int n);
+/* Before sealing: cut the file to @size, its padding gone. */
+int d9_dio_end(struct d9_dio *d, int fd, uint64_t size);
+void d9_dio_free(struct d9_dio *d);
 
 struct sealed {
 	uint64_t index, size;
@@ -40,6 +68,7 @@ struct d9_segw {
 	uint64_t index, size, nbatches, opened_ns;
 	struct io_uring ring;
 	bool uring;
+	struct d9_dio dio;
 	/* the budget: sealed segments still in the directory (the worker
 	 * updates them through d9_segw_shipped(), under budget_lock) */
 	pthread_mutex_t budget_lock;

@@ -86,6 +86,9 @@ static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t off)
 
 static char hostname_buf[256];
 
+static int append(struct d9_segw *w, const struct iovec *iov, unsigned int n,
+		  bool uring);
+
 /* Header, metadata and clock sync: the first stream of a segment. */
 static int write_preamble(struct d9_segw *w)
 {
@@ -93,8 +96,9 @@ static int write_preamble(struct d9_segw *w)
 	char pid[24], idx[24];
 	const char *keys[] = { "boot_id", "pid", "host", "service", "library",
 			       "io_backend", "clock", "segment_index",
-			       "sched_backend", "sched_note" };
-	const char *vals[10];
+			       "sched_backend", "sched_note", "io_direct" };
+	const char *vals[11];
+	char direct[96];
 	const void *data;
 	size_t len;
 	int ret;
@@ -115,22 +119,51 @@ static int write_preamble(struct d9_segw *w)
 	vals[7] = idx;
 	vals[8] = w->o.sched_backend ? w->o.sched_backend : "none";
 	vals[9] = w->o.sched_note ? w->o.sched_note : "";
+	if (w->dio.on)
+		snprintf(direct, sizeof(direct), "yes");
+	else if (!w->o.direct_io || w->o.memory)
+		snprintf(direct, sizeof(direct), "no");
+	else
+		snprintf(direct, sizeof(direct), "no: %s", strerror(-w->dio.err));
+	vals[10] = direct;
 	ret = dial9_encoder_begin_stream(e);
 	if (!ret)
-		ret = dial9_encoder_metadata(e, 10, keys, vals);
+		ret = dial9_encoder_metadata(e, 11, keys, vals);
 	if (!ret)
 		ret = dial9_encoder_clock_sync(e, d9_clock_gettime_ns(),
 					       d9_clock_realtime_ns());
 	if (!ret)
 		ret = dial9_encoder_end_stream(e);
 	if (!ret) {
+		struct iovec iov;
+
 		data = dial9_encoder_data(e, &len);
-		ret = pwrite_all(w->fd, data, len, 0);
+		iov.iov_base = (void *)data;
+		iov.iov_len = len;
+		w->size = 0;
+		/*
+		 * pwrite, not io_uring: the first segment is opened by the
+		 * thread that starts the recorder, an application thread,
+		 * which must not get an io_uring worker of its own
+		 */
+		ret = append(w, &iov, 1, false);
 		if (!ret)
 			w->size = len;
 	}
 	dial9_encoder_free(e);
 	return ret;
+}
+
+/* O_DIRECT for the new active segment, where its filesystem takes it. */
+static void direct_begin(struct d9_segw *w)
+{
+	bool was = w->dio.on || !w->dio.err;
+
+	if (d9_dio_begin(&w->dio, w->fd))
+		return;
+	if (was)	/* once, not at every segment */
+		d9_log("segments in %s are written through the page cache: "
+		       "O_DIRECT: %s", w->dir, strerror(-w->dio.err));
 }
 
 static int open_segment(struct d9_segw *w)
@@ -147,6 +180,8 @@ static int open_segment(struct d9_segw *w)
 		w->fd = d9_seg_create(w, name, O_WRONLY);
 		if (w->fd < 0)
 			return w->fd;
+		if (w->o.direct_io)
+			direct_begin(w);
 	}
 	w->size = 0;
 	w->nbatches = 0;
@@ -186,7 +221,7 @@ static void lose_active(struct d9_segw *w)
 static void seal(struct d9_segw *w)
 {
 	char from[64], toname[64], to[600];
-	int memfd = -1;
+	int memfd = -1, ret;
 
 	if (w->fd < 0)
 		return;
@@ -204,12 +239,16 @@ static void seal(struct d9_segw *w)
 		goto sealed;
 	}
 	if (!w->nbatches) {
+		d9_dio_end(&w->dio, w->fd, w->size);
 		close(w->fd);
 		w->fd = -1;
 		unlinkat(w->dfd, from, 0);
 		return;
 	}
 	d9_seg_path(w, w->index, false, to, sizeof(to));
+	ret = d9_dio_end(&w->dio, w->fd, w->size);
+	if (ret)
+		fault(w, ret, "cut a segment's padding");
 	if (fsync(w->fd))
 		fault(w, -errno, "sync a segment");
 	close(w->fd);
@@ -390,7 +429,16 @@ static unsigned int write_run(struct d9_segw *w, struct d9_batch **b,
 	int res[RING_DEPTH];
 
 	*err = 0;
-	if (w->uring) {
+	if (w->dio.on) {
+		struct iovec iov[RING_DEPTH];
+
+		for (unsigned int i = 0; i < n; i++) {
+			iov[i].iov_base = b[i]->data;
+			iov[i].iov_len = b[i]->len;
+		}
+		*err = append(w, iov, n, true);
+		done = *err ? 0 : n;
+	} else if (w->uring) {
 		for (unsigned int i = 0; i < n; i++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
 
@@ -542,6 +590,31 @@ static int writev_all(struct d9_segw *w, const struct iovec *iov,
 	return 0;
 }
 
+/*
+ * @iov[0..n) at the end of the active segment, whole: 0 or -errno;
+ * through io_uring if there is one and @uring.
+ */
+static int append(struct d9_segw *w, const struct iovec *iov, unsigned int n,
+		  bool uring)
+{
+	if (w->dio.on)
+		return d9_dio_append(&w->dio, w->fd,
+				     w->uring && uring ? &w->ring : NULL,
+				     iov, n);
+	if (!uring) {
+		int ret = 0;
+		uint64_t off = w->size;
+
+		for (unsigned int i = 0; i < n && !ret; i++) {
+			ret = pwrite_all(w->fd, iov[i].iov_base,
+					 iov[i].iov_len, off);
+			off += iov[i].iov_len;
+		}
+		return ret;
+	}
+	return writev_all(w, iov, n, w->size);
+}
+
 uint64_t d9_segw_write_stream(struct d9_segw *w, const struct iovec *iov,
 			      unsigned int n, uint64_t nevents)
 {
@@ -559,7 +632,7 @@ uint64_t d9_segw_write_stream(struct d9_segw *w, const struct iovec *iov,
 		count(w, &b, false);
 		return 0;
 	}
-	err = writev_all(w, iov, n, w->size);
+	err = append(w, iov, n, true);
 	if (err) {
 		if (ftruncate(w->fd, (off_t)w->size))
 			(void)0; /* the next successful write overwrites it */
@@ -667,6 +740,7 @@ void d9_segw_close(struct d9_segw *w, struct dial9_stats *st)
 			unlinkat(w->tfd, w->boot_id, AT_REMOVEDIR);
 		d9_seg_close_dirs(w);
 	}
+	d9_dio_free(&w->dio);
 	free(w->sealed);
 	free(w->trace_dir);
 	free(w->service);
@@ -696,6 +770,7 @@ void d9_segw_stats(struct d9_segw *w, struct dial9_stats *st)
 	st->write_errors = w->write_errors;
 	st->faults_recovered = w->faults_recovered;
 	st->pipe_evicted = w->pipe_evicted;
+	st->direct_io = __atomic_load_n(&w->dio.used, __ATOMIC_RELAXED);
 	snprintf(st->boot_id, sizeof(st->boot_id), "%s", w->boot_id);
 	snprintf(st->dir, sizeof(st->dir), "%s", w->dir);
 	pthread_mutex_unlock(&w->lock);

@@ -645,6 +645,35 @@ static void every_truncation(void **state)
 	dial9_encoder_free(e);
 }
 
+/*
+ * Zeros to the end, where a frame would begin, are the padding of a
+ * segment written with O_DIRECT and not yet sealed: the end, no error.
+ * A zero followed by anything else is still a header, and a bad one.
+ */
+static void zero_padding_ends_input(void **state)
+{
+	const void *buf;
+	size_t len, all, ev;
+	uint64_t off;
+	struct dial9_encoder *e = sample_trace(&buf, &len);
+	uint8_t *padded = calloc(1, len + 4096);
+	(void)state;
+
+	assert_int_equal(decode_all(buf, len, &all, &off), 0);
+	memcpy(padded, buf, len);
+	for (size_t pad = 1; pad <= 4096; pad = pad * 2 + 1) {
+		assert_int_equal(decode_all(padded, len + pad, &ev, &off), 0);
+		assert_int_equal(ev, all);
+		assert_int_equal(off, len + pad);
+	}
+	padded[len + 100] = 1;
+	assert_int_equal(decode_all(padded, len + 4096, &ev, &off), -EBADMSG);
+	assert_int_equal(ev, all);
+	assert_int_equal(off, len);
+	free(padded);
+	dial9_encoder_free(e);
+}
+
 /* Flipped bytes: always terminates with records or an error. */
 static void random_mutations(void **state)
 {
@@ -692,6 +721,7 @@ int main(void)
 		cmocka_unit_test(future_writer_is_readable),
 		cmocka_unit_test(corrupt_input_classes),
 		cmocka_unit_test(every_truncation),
+		cmocka_unit_test(zero_padding_ends_input),
 		cmocka_unit_test(random_mutations),
 		cmocka_unit_test(strerror_names),
 	};

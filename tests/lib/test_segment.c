@@ -22,10 +22,12 @@
 
 #include "helpers.h"
 #include "record/record.h"
+#include "segment/segw.h"
 
 DIAL9_EVENT_TYPE(t_blob, "blob", DIAL9_FIELD(U64, seq), DIAL9_FIELD(BYTES, pad));
 
 static char pad[200];
+
 
 static void emit_n(uint64_t from, unsigned int n)
 {
@@ -414,6 +416,115 @@ static void enospc_then_recovery(void **state)
 	free(dir);
 }
 
+struct direct_seen {
+	char io_direct[96];
+};
+
+static void direct_visit(const struct dial9_record *r, void *arg)
+{
+	struct direct_seen *m = arg;
+
+	test_meta(r, "io_direct", m->io_direct, sizeof(m->io_direct));
+}
+
+/* The active segment's path in @boot (exactly one). */
+static char *active_path(const char *boot)
+{
+	size_t n;
+	char **v = test_list(boot, ".active", &n), *p;
+
+	assert_int_equal(n, 1);
+	p = strdup(v[0]);
+	test_free_list(v);
+	return p;
+}
+
+/* The last byte of @path, or -1. */
+static int last_byte(const char *path)
+{
+	unsigned char b;
+	int fd = open(path, O_RDONLY), ret = -1;
+
+	if (fd >= 0 && pread(fd, &b, 1, (off_t)file_size(path) - 1) == 1)
+		ret = b;
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/*
+ * O_DIRECT (the default where the filesystem takes it): while a segment
+ * is active it ends with zeros up to a block's end, which readers take as
+ * its end; sealed, it ends at its last batch.  Off: no padding ever.
+ */
+static void direct_io(bool on)
+{
+	char *dir = test_tmpdir("dio"), *boot, *active;
+	struct dial9_config c;
+	struct dial9_stats st = { .size = sizeof(st) };
+	struct test_counts cnt = { 0 };
+	struct direct_seen m = { { 0 } };
+	char **v;
+	size_t nseg;
+
+	cfg_for(&c, dir);
+	c.direct_io = on ? DIAL9_DIRECT_IO_AUTO : DIAL9_DIRECT_IO_OFF;
+	assert_int_equal(dial9_start(&c), 0);
+	emit_n(0, 333);
+	assert_int_equal(dial9_flush(10000), 0);
+	dial9_get_stats(&st);
+	boot = strdup(st.dir);
+	active = active_path(boot);
+	test_decode_file(active, &cnt, NULL, NULL);
+	test_each_record(active, direct_visit, &m);
+	if (on && !st.direct_io) {
+		/* the filesystem refused it: the trace says why */
+		print_message("no O_DIRECT here (%s): skipped\n", m.io_direct);
+		assert_true(!strncmp(m.io_direct, "no: ", 4));
+		dial9_stop();
+		goto out;
+	}
+	assert_int_equal(st.direct_io, on);
+	assert_string_equal(m.io_direct, on ? "yes" : "no");
+	/* read while active: every event, the padding no error */
+	assert_int_equal(cnt.err, 0);
+	assert_int_equal(cnt.user, 333);
+	if (on) {
+		assert_int_equal(file_size(active) % D9_DIO_BLOCK, 0);
+		assert_int_equal(last_byte(active), 0);
+	} else {
+		assert_true(last_byte(active) > 0);
+	}
+	emit_n(333, 100);
+	assert_int_equal(dial9_stop(), 0);
+	v = test_list(boot, ".dial9", &nseg);
+	assert_int_equal(nseg, 1);
+	memset(&cnt, 0, sizeof(cnt));
+	test_decode_file(v[0], &cnt, NULL, NULL);
+	assert_int_equal(cnt.err, 0);
+	assert_int_equal(cnt.user, 433);
+	/* sealed: it ends with its last batch end, not with padding */
+	assert_true(last_byte(v[0]) > 0);
+	test_free_list(v);
+out:
+	free(active);
+	free(boot);
+	test_rm_rf(dir);
+	free(dir);
+}
+
+static void direct_io_on(void **state)
+{
+	(void)state;
+	direct_io(true);
+}
+
+static void direct_io_off(void **state)
+{
+	(void)state;
+	direct_io(false);
+}
+
 /* SIGKILL mid-write, then a new recorder salvages the dead segment. */
 static void salvage_after_sigkill(void **state)
 {
@@ -519,6 +630,8 @@ int main(void)
 		cmocka_unit_test(deleted_active_segment),
 		cmocka_unit_test(enospc_then_recovery),
 		cmocka_unit_test(salvage_after_sigkill),
+		cmocka_unit_test(direct_io_on),
+		cmocka_unit_test(direct_io_off),
 	};
 
 	memset(pad, 'p', sizeof(pad));
