@@ -258,7 +258,14 @@ SCHED_PAIRS ?= 1 2 4 8 16 32 64
 SCHED_LOSS_CFGS ?=
 SCHED_IDLE_SECS ?= 10
 SCHED_DIAG ?= 1
+# The traces (and the other tracers' files) go to an ext4 file system on
+# the VM's NVMe disk, as on a server (sched.sh mounts it at /var/tmp), made
+# afresh for each boot (mkfs.ext4, from e2fsprogs).
+BENCH_DISK := $(BUILD)/bench/disk.img
+NEW_BENCH_DISK = rm -f $(BENCH_DISK) && truncate -s 2G $(BENCH_DISK) && \
+	mkfs.ext4 -q -F $(BENCH_DISK)
 SCHED_VM := tests/vm/run.sh --kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) \
+	--disk $(BENCH_DISK) \
 	--icount --mem 2048 --bin /usr/bin/perf --bin /usr/bin/trace-cmd \
 	--bin /usr/bin/bpftrace --tree /usr/lib/x86_64-linux-gnu/traceevent \
 	--file $(BUILD)/bench/dial9-pingpong --file $(BUILD)/bench/dial9-record \
@@ -354,12 +361,14 @@ bench-profile: deps module $(BUILD)/tests/vm/exit $(BUILD)/bench/dial9-spin
 
 bench-sched: deps module $(BUILD)/tests/vm/exit $(SCHED_BENCH) \
 		$(BUILD)/bench/dial9-libpairs $(BUILD)/bench/dial9-idle $(VM_DIAL9)
+	@$(NEW_BENCH_DISK)
 	@set -o pipefail; DIAL9_VM_TIMEOUT=2400 $(SCHED_VM) --smp 1 \
 		--demo "sh /bin/sched.sh cost $(SCHED_ROUNDS) $(SCHED_REPS); \
 			sh /bin/sched.sh idle $(SCHED_IDLE_SECS); \
 			sh /bin/sched.sh libdiag $(SCHED_ROUNDS) $(SCHED_REPS) \
 			$(if $(filter 1,$(SCHED_DIAG)),; sh /bin/sched.sh diag $(SCHED_ROUNDS))" \
 		--out $(BUILD)/bench-sched/cost | grep -E '^(BENCH|vm:)'
+	@$(NEW_BENCH_DISK)
 	@set -o pipefail; DIAL9_VM_TIMEOUT=2400 $(SCHED_VM) --smp 2 --append maxcpus=1 \
 		--demo "LOSS_CFGS='$(SCHED_LOSS_CFGS)' sh /bin/sched.sh loss \
 			$(SCHED_LOSS_ROUNDS) $(SCHED_PAIRS)" \

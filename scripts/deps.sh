@@ -7,7 +7,7 @@ PKGS="build-essential pkg-config clang llvm libclang-rt-14-dev
 liburing-dev libelf-dev liblz4-dev lz4 zlib1g-dev libcurl4-openssl-dev libssl-dev
 libcmocka-dev
 liblttng-ust-dev lttng-tools
-dkms kmod sparse qemu-system-x86 busybox-static cpio xz-utils
+dkms kmod sparse qemu-system-x86 busybox-static cpio xz-utils e2fsprogs
 linux-headers-cloud-amd64 linux-source-6.1
 nodejs chromium time libxml2-utils
 linux-perf trace-cmd bpftrace rt-tests stress-ng sysbench redis-tools

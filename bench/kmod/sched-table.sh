@@ -31,9 +31,9 @@ function median(key, n,   i, j, t, x) {
 }
 END {
 	for (k = 1; k <= nk; k++) med[order[k]] = median(order[k], n[order[k]])
-	printf "%-10s %-13s %9s %12s %8s %5s %9s %8s %7s%s\n", "workload", "config",
+	printf "%-10s %-17s %9s %12s %8s %5s %9s %8s %7s%s\n", "workload", "config",
 		"ratio", "ns/round-trip", "spread", "runs", "events", "ev/rt", "lost",
-		anyrec ? "  rec-ns/rt" : ""
+		anyrec ? "  rec-ns/rt rec-ns/ev" : ""
 	for (k = 1; k <= nk; k++) {
 		key = order[k]; split(key, p, SUBSEP)
 		base = med[p[1] SUBSEP "none"]
@@ -41,8 +41,9 @@ END {
 		if (ev[key] > 0 && rounds[p[1]] > 0) per = sprintf("%.2f", ev[key] / rounds[p[1]])
 		r = ""
 		if (key in nrec && rounds[p[1]] > 0)
-			r = sprintf(" %10.1f", rec[key] / nrec[key] / rounds[p[1]])
-		printf "%-10s %-13s %8.3fx %12.1f %7.2f%% %5d %9s %8s %7s%s\n", p[1], p[2],
+			r = sprintf(" %10.1f %9.1f", rec[key] / nrec[key] / rounds[p[1]],
+				    ev[key] > 0 ? rec[key] / nrec[key] / ev[key] : 0)
+		printf "%-10s %-17s %8.3fx %12.1f %7.2f%% %5d %9s %8s %7s%s\n", p[1], p[2],
 			med[key] / base, med[key], 100 * (mx[key] - mn[key]) / med[key],
 			n[key], ev[key], per, lo[key], r
 	}

@@ -25,6 +25,16 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 grep -q ' /sys/kernel/tracing ' /proc/mounts ||
 	mount -t tracefs tracefs /sys/kernel/tracing
 cd /tmp || exit 1
+# Traces and the other tracers' output files go to T: an ext4 file
+# system on the VM's NVMe disk when it has one (make bench-sched gives
+# it one), as on a server; else the initramfs's tmpfs.
+T=/var/tmp
+mkdir -p "$T"
+if [ -b /dev/nvme0n1 ] && mount -t ext4 /dev/nvme0n1 "$T"; then
+	echo "BENCH-INFO traces on ext4 (NVMe disk) at $T"
+else
+	echo "BENCH-INFO traces on tmpfs at $T"
+fi
 part=$1
 rounds=$2
 shift 2
@@ -80,23 +90,29 @@ run() {
 	wl=$1 cfg=$2 pairs=$3 rep=$4
 	cmd=$(wlcmd "$wl" "$pairs")
 	events=0 lost=0 rec=
-	rm -rf /tmp/out /tmp/err /tmp/perf.data /tmp/trace.dat* /tmp/d9.raw \
-		/tmp/d9rec /tmp/dial9-traces
+	rm -rf /tmp/out /tmp/err $T/perf.data $T/trace.dat* $T/d9.raw \
+		$T/d9rec $T/dial9-* $T/wb
+	# what an earlier run left to write back is written now, not
+	# during this one
+	sync
 	case $cfg in
 	none)
 		DIAL9_ENABLED=0 $cmd >/tmp/out 2>/tmp/err ;;
-	dial9-lib|dial9-lib-n10|dial9-fleet)
+	dial9-lib|dial9-lib-n10|dial9-lib-cached|dial9-fleet)
 		# libdial9 as shipped: only the switch that turns it on
 		# (-n10: its flush thread at nice 10, as before e1e1c1b;
 		# -fleet: fleet mode, every sealed segment compressed (LZ4)
 		# and written back with its summary, a seal every second).
-		nice=0 fleet=
+		nice=0 fleet= direct=auto
 		[ "$cfg" = dial9-lib-n10 ] && nice=10
-		rm -rf /tmp/wb
-		[ "$cfg" = dial9-fleet ] && mkdir -m 700 /tmp/wb &&
-			fleet="DIAL9_WRITE_BACK_DIR=/tmp/wb DIAL9_ROTATION_SECS=1"
+		# -cached: segments through the page cache, not O_DIRECT
+		[ "$cfg" = dial9-lib-cached ] && direct=off
+		rm -rf "$T/wb"
+		[ "$cfg" = dial9-fleet ] && mkdir -m 700 "$T/wb" &&
+			fleet="DIAL9_WRITE_BACK_DIR=$T/wb DIAL9_ROTATION_SECS=1"
 		# shellcheck disable=SC2086
-		env DIAL9_ENABLED=1 DIAL9_FLUSH_NICE=$nice $fleet $cmd \
+		env DIAL9_ENABLED=1 DIAL9_FLUSH_NICE=$nice DIAL9_DIRECT_IO=$direct \
+			$fleet $cmd \
 			>/tmp/out 2>/tmp/err
 		if ! grep -q 'backend=dial9.ko' /tmp/out; then
 			echo "BENCH-ERROR wl=$wl cfg=$cfg pairs=$pairs rep=$rep: not dial9.ko"
@@ -111,21 +127,21 @@ run() {
 		rec="$rec written=$(num written /tmp/out)" ;;
 	dial9-record)
 		# "dial9 record: N scheduler records from B (E encoded here), L lost; ..."
-		dial9 record -o /tmp/d9rec --children -- $cmd >/tmp/out 2>/tmp/err
+		dial9 record -o $T/d9rec --children -- $cmd >/tmp/out 2>/tmp/err
 		events=$(sed -n 's/^dial9 record: \([0-9]*\) scheduler records.*/\1/p' /tmp/err)
 		lost=$(sed -n 's/^dial9 record: .*, \([0-9]*\) lost.*/\1/p' /tmp/err) ;;
 	dial9-self)
 		$cmd -s >/tmp/out 2>/tmp/err
 		events=$(num read /tmp/out); lost=$(num lost /tmp/out) ;;
 	dial9-proc)
-		dial9-record -o /tmp/d9.raw -- $cmd >/tmp/out 2>/tmp/err
+		dial9-record -o $T/d9.raw -- $cmd >/tmp/out 2>/tmp/err
 		events=$(num read /tmp/err); lost=$(num lost /tmp/err) ;;
 	dial9-sys)
-		dial9-record -a -o /tmp/d9.raw -- $cmd >/tmp/out 2>/tmp/err
+		dial9-record -a -o $T/d9.raw -- $cmd >/tmp/out 2>/tmp/err
 		events=$(num read /tmp/err); lost=$(num lost /tmp/err) ;;
 	perf-sched)
-		perf sched record -o /tmp/perf.data -- $cmd >/tmp/out 2>/tmp/err
-		perf report -i /tmp/perf.data --stats >/tmp/stats 2>&1
+		perf sched record -o $T/perf.data -- $cmd >/tmp/out 2>/tmp/err
+		perf report -i $T/perf.data --stats >/tmp/stats 2>&1
 		events=$(awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }' /tmp/stats)
 		# Two kinds of loss.  PERF_RECORD_LOST: records the ring had no
 		# room for ("lost N chunks"; perf report -D shows each with its
@@ -136,13 +152,13 @@ run() {
 			inev && $1 == "LOST_SAMPLES" && $2 == "events:" { s += $3 }
 			END { print s + 0 }' /tmp/stats)
 		nl=$(awk '$1 == "LOST" && $2 == "events:" { print $3; exit }' /tmp/stats)
-		[ "${nl:-0}" -gt 0 ] && lost=$((lost + $(perf report -D -i /tmp/perf.data 2>/dev/null |
+		[ "${nl:-0}" -gt 0 ] && lost=$((lost + $(perf report -D -i $T/perf.data 2>/dev/null |
 			awk '/PERF_RECORD_LOST / { s += $NF } END { print s + 0 }')))
 		;;
 	trace-cmd)
 		trace-cmd record -e sched_switch -e sched_wakeup -e sched_waking \
-			-o /tmp/trace.dat $cmd >/tmp/out 2>/tmp/err
-		events=$(trace-cmd report -q -i /tmp/trace.dat 2>/dev/null |
+			-o $T/trace.dat $cmd >/tmp/out 2>/tmp/err
+		events=$(trace-cmd report -q -i $T/trace.dat 2>/dev/null |
 			grep -c -E 'sched_(switch|wakeup|waking):')
 		# record prints "CPU N: M events lost" per CPU (events its reader
 		# did not get: ring overruns), on stdout.
@@ -217,7 +233,7 @@ idle() {
 	wait
 	for cfg in ${IDLE_CFGS:-dial9-lib dial9-record perf-record}; do
 		idle_irqs "$cfg" $((warm + 1)) "$secs"
-		rm -rf /tmp/dial9-traces /tmp/d9rec /tmp/perf.data
+		rm -rf $T/dial9-traces $T/d9rec $T/perf.data
 		case $cfg in
 		dial9-lib)
 			# the library's own threads, in a process doing nothing
@@ -230,12 +246,12 @@ idle() {
 			wait ;;
 		dial9-record)
 			# the recorder's threads (dial9 is $!, sleep its child)
-			dial9 record -o /tmp/d9rec -- sleep $((secs + warm + 3)) 2>/tmp/err &
+			dial9 record -o $T/d9rec -- sleep $((secs + warm + 3)) 2>/tmp/err &
 			sleep 0.5
 			dial9-idle -W vm -c "$cfg" -w "$warm" -t "$secs" $!
 			wait ;;
 		perf-record)
-			perf record -e sched:sched_switch -o /tmp/perf.data -- \
+			perf record -e sched:sched_switch -o $T/perf.data -- \
 				sleep $((secs + warm + 3)) >/dev/null 2>&1 &
 			sleep 0.5
 			dial9-idle -W vm -c "$cfg" -w "$warm" -t "$secs" $!
@@ -254,7 +270,7 @@ cost)
 	r=1
 	while [ "$r" -le "$reps" ]; do
 		for cfg in $cfgs; do run pingpong "$cfg" 1 "$r"; done
-		for cfg in none dial9-lib dial9-fleet; do run libpp "$cfg" 1 "$r"; done
+		for cfg in none dial9-lib dial9-lib-cached dial9-fleet; do run libpp "$cfg" 1 "$r"; done
 		for cfg in $cfgs; do
 			[ "$cfg" = dial9-self ] && continue
 			run perfbench "$cfg" 1 "$r"

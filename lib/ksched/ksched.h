@@ -391,6 +391,13 @@ struct d9_perf {
 	struct { uint32_t tid; uint64_t at; } occ_named[PERF_OCC_NAMES];
 	struct dial9_rec_comm occ_next[2];
 	int nocc_next;
+	/*
+	 * The prio of threads whose exit record was read: their last
+	 * switch-out comes after it, when they are forgotten (a ring).
+	 */
+#define PERF_EXITED 32
+	struct { uint32_t tid; int32_t prio; } exited[PERF_EXITED];
+	unsigned int nexited;
 	/* the processes followed, for d9_perf_pending() (-1: too many) */
 #define PERF_PENDING_PIDS 16
 	int pend_pids[PERF_PENDING_PIDS];

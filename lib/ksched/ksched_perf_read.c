@@ -449,6 +449,15 @@ static void resolve_in(struct d9_perf *p, struct ptask *t,
 	t->woken = 0;
 }
 
+/* The prio of @tid if its exit record was read lately, else 0. */
+static int32_t exited_prio(const struct d9_perf *p, uint32_t tid)
+{
+	for (unsigned int i = 0; i < PERF_EXITED; i++)
+		if (p->exited[i].tid == tid && tid)
+			return p->exited[i].prio;
+	return 0;
+}
+
 /* The switch-out of @t (ours): it waits runnable, or is blocked. */
 static void resolve_out(struct d9_perf *p, struct ptask *t,
 			struct dial9_rec_switch *sw)
@@ -456,7 +465,8 @@ static void resolve_out(struct d9_perf *p, struct ptask *t,
 	bool runnable = sw->hdr.flags & DIAL9_SWITCH_PREV_RUNNABLE;
 
 	t->state = runnable ? PT_PREEMPTED : PT_BLOCKED;
-	sw->prev_prio = t->prio >= 0 ? t->prio : 0;
+	/* (a thread's last switch-out, after its exit record: as it was) */
+	sw->prev_prio = t->prio >= 0 ? t->prio : exited_prio(p, t->tid);
 	t->since = sw->hdr.time_ns;
 	if (runnable)
 		d9_perf_wait_at(p, t, sw->hdr.cpu);
@@ -513,6 +523,8 @@ static int resolve_whole(struct d9_perf *p, struct dial9_rec_switch *sw)
 		prev = NULL;
 	if (is_recorder(p, next, sw->next_tid))
 		next = NULL;
+	if (!prev)	/* ours until its exit record, or not ours: 0 */
+		sw->prev_prio = exited_prio(p, sw->prev_tid);
 	if (prev) {
 		sw->hdr.flags |= DIAL9_SWITCH_PREV_TARGET;
 		resolve_out(p, prev, sw);
@@ -542,6 +554,20 @@ static int resolve_whole(struct d9_perf *p, struct dial9_rec_switch *sw)
 }
 
 /*
+ * A thread renamed or exec'd: its prio again (`nice -n 5 CMD` is seen
+ * first as nice, before its setpriority(); a child copies its parent's,
+ * as read before), as /proc says it is now; kept if it is gone.
+ */
+static void reread_prio(struct ptask *t)
+{
+	struct d9_rec_schedstat ss;
+
+	if (!t->recorder && !d9_sstat_thread((int)t->tgid, (int)t->tid, 0,
+					     true, &ss) && ss.prio >= 0)
+		t->prio = ss.prio;
+}
+
+/*
  * The threads' states over one read's records, in time order: the waits
  * of switch-ins, the woken task's process, new threads' names.
  */
@@ -561,6 +587,7 @@ static int resolve(struct d9_perf *p, struct dial9_rec_switch *slot)
 		if (!t)
 			return -ENOMEM;
 		memcpy(t->comm, c->comm, sizeof(t->comm));
+		reread_prio(t);
 		/* io_uring's worker for a recorder thread: "iou-wrk-<tid>" */
 		if (!t->recorder && !strncmp(t->comm, "iou-wrk-", 8)) {
 			uint32_t of = (uint32_t)strtoul(t->comm + 8, NULL, 10);
@@ -582,8 +609,12 @@ static int resolve(struct d9_perf *p, struct dial9_rec_switch *slot)
 			/* its last totals, if it is not reaped yet */
 			p->sstat_next.hdr.cpu = h->cpu;
 		}
-		if (t)
+		if (t) {
+			p->exited[p->nexited % PERF_EXITED].tid = t->tid;
+			p->exited[p->nexited++ % PERF_EXITED].prio =
+				t->prio >= 0 ? t->prio : 0;
 			d9_perf_task_forget(p, t->tid);
+		}
 		return 0;
 	case DIAL9_REC_WAKING:
 		/* the waker is ours (the sample is its), unless the recorder */

@@ -22,7 +22,7 @@
 set -euo pipefail
 
 kernel= module= tests= example= demo= out=build/vm extra=() timeout_s=${DIAL9_VM_TIMEOUT:-420}
-smp=2 mem=1024 icount=() bins=() trees=()
+smp=2 mem=1024 icount=() bins=() trees=() disk=()
 # One host thread runs every vCPU: qemu 7.2's multi-threaded TCG can hang
 # a vCPU for good when the kernel live-patches code the other vCPU is
 # running (seen here: text_poke_bp() waiting forever on CPU 1, which sat
@@ -45,7 +45,15 @@ while [ $# -gt 0 ]; do
 	--icount) icount=(-icount shift=0,sleep=off); shift ;;
 	--bin) bins+=("$2"); shift 2 ;;
 	--tree) trees+=("$2"); shift 2 ;;
-	--append) cmdline=" $2"; shift 2 ;;
+	--append) cmdline="$cmdline $2"; shift 2 ;;
+	# a raw disk image the guest sees as /dev/nvme0n1 (NVMe is built
+	# into the cloud kernel; virtio-blk is a module).  Under -icount the
+	# guest's clock runs on while the host writes, so a flush can take
+	# minutes of guest time: no I/O timeout (the driver's 30 s aborted
+	# the journal's writes, "aio failed: Operation canceled").
+	--disk) disk=(-drive "file=$2,if=none,id=d9disk,format=raw" \
+		-device nvme,serial=dial9,drive=d9disk)
+		cmdline="$cmdline nvme_core.io_timeout=100000"; shift 2 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -125,7 +133,7 @@ debug="slub_debug=FZP init_on_free=1"
 start=$(date +%s)
 set +e
 timeout "$timeout_s" qemu-system-x86_64 \
-	-accel "tcg,thread=$tcg_thread" -cpu max -smp "$smp" -m "$mem" "${icount[@]}" \
+	-accel "tcg,thread=$tcg_thread" -cpu max -smp "$smp" -m "$mem" "${icount[@]}" "${disk[@]}" \
 	-kernel "$kernel" -initrd "$out/initramfs.gz" \
 	-append "console=ttyS0 quiet panic=-1 rdinit=/init $debug$cmdline" \
 	-display none -monitor none -serial stdio -nic none -no-reboot \
