@@ -125,8 +125,12 @@ run() {
 		# and the library's own, when its inbox is full, together)
 		rec=" rec_ns=$(num rec_ns /tmp/out) rec_sw=$(num rec_sw /tmp/out) rt_ns=$(num rt_ns /tmp/out) rt_entries=$(num rt_entries /tmp/out) rt_capped=$(num rt_capped /tmp/out)"
 		rec="$rec written=$(num written /tmp/out)" ;;
-	dial9-record)
+	dial9-record|dial9-record-cached)
 		# "dial9 record: N scheduler records from B (E encoded here), L lost; ..."
+		# (-cached: segments through the page cache, not O_DIRECT)
+		direct=auto
+		[ "$cfg" = dial9-record-cached ] && direct=off
+		DIAL9_DIRECT_IO=$direct \
 		dial9 record -o $T/d9rec --children -- $cmd >/tmp/out 2>/tmp/err
 		events=$(sed -n 's/^dial9 record: \([0-9]*\) scheduler records.*/\1/p' /tmp/err)
 		lost=$(sed -n 's/^dial9 record: .*, \([0-9]*\) lost.*/\1/p' /tmp/err) ;;
