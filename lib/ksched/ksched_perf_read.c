@@ -418,6 +418,15 @@ static void resolve_fork(struct d9_perf *p, struct dial9_rec_switch *slot)
 	memcpy(c->comm, name, sizeof(c->comm) - 1);
 }
 
+/* The prio of @tid if its exit record was read lately, else 0. */
+static int32_t exited_prio(const struct d9_perf *p, uint32_t tid)
+{
+	for (unsigned int i = 0; i < PERF_EXITED; i++)
+		if (p->exited[i].tid == tid && tid)
+			return p->exited[i].prio;
+	return 0;
+}
+
 /*
  * The switch-in of @t at @now: the wait it ends, if its start was seen,
  * and not before @floor; its prio as read when it was first seen (or
@@ -443,19 +452,10 @@ static void resolve_in(struct d9_perf *p, struct ptask *t,
 		sw->next_wait_ns = now - from;
 		sw->hdr.flags |= DIAL9_SWITCH_WAIT_VALID;
 	}
-	sw->next_prio = t->prio >= 0 ? t->prio : 0;
+	sw->next_prio = t->prio >= 0 ? t->prio : exited_prio(p, t->tid);
 	t->state = PT_RUNNING;
 	t->since = t->last_in = now;
 	t->woken = 0;
-}
-
-/* The prio of @tid if its exit record was read lately, else 0. */
-static int32_t exited_prio(const struct d9_perf *p, uint32_t tid)
-{
-	for (unsigned int i = 0; i < PERF_EXITED; i++)
-		if (p->exited[i].tid == tid && tid)
-			return p->exited[i].prio;
-	return 0;
 }
 
 /* The switch-out of @t (ours): it waits runnable, or is blocked. */
@@ -523,8 +523,11 @@ static int resolve_whole(struct d9_perf *p, struct dial9_rec_switch *sw)
 		prev = NULL;
 	if (is_recorder(p, next, sw->next_tid))
 		next = NULL;
-	if (!prev)	/* ours until its exit record, or not ours: 0 */
+	/* ours until its exit record (it runs on past it), or not ours: 0 */
+	if (!prev)
 		sw->prev_prio = exited_prio(p, sw->prev_tid);
+	if (!next)
+		sw->next_prio = exited_prio(p, sw->next_tid);
 	if (prev) {
 		sw->hdr.flags |= DIAL9_SWITCH_PREV_TARGET;
 		resolve_out(p, prev, sw);
