@@ -19,7 +19,10 @@
  *     outside (JIT code, anonymous memory) would too: such reads back
  *     off, 100 ms after the first, doubling to 10 s.  A read costs about
  *     a millisecond (the maps parsed, each file's build-id read).
- * A mapping already written for the process is not written again.
+ * A mapping already written for the process is not written again: it is
+ * kept, its file (path and build-id) once for all, so that each new
+ * segment gets the mappings it needs from memory, without a read
+ * (d9_kmaps_follow_again(), at a rotation: recorder/kstream.c).
  *
  * An exec is told from a rename by the process's executable and where
  * its text starts (/proc/PID/stat's startcode, randomized for each exec
@@ -27,6 +30,7 @@
  * process whose pair changed.  Two system calls per COMM record.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +144,7 @@ static size_t range_slot(const struct d9_kmaps_proc *p, uint64_t a)
 }
 
 struct read_ctx {
+	struct d9_kmaps_follow *f;
 	struct d9_kmaps_proc *p;
 	int (*emit)(void *ctx, uint64_t ts, const struct d9_mapping *m);
 	void *ctx;
@@ -147,18 +152,66 @@ struct read_ctx {
 	int err;
 };
 
-/* One mapping read: written unless it was, kept for the coverage test. */
+static bool same_obj(const struct d9_kmaps_obj *o, uint64_t h,
+		     const struct d9_mapping *m)
+{
+	return o->hash == h && o->build_id_len == m->build_id_len &&
+	       !memcmp(o->build_id, m->build_id, m->build_id_len) &&
+	       !strcmp(o->path, m->path);
+}
+
+/*
+ * The index in f->objs of @m's file (path and build-id), added if new;
+ * -ENOMEM.  Kept once for all processes and ranges: a library's
+ * mappings come in a row, and most processes map the same few files.
+ */
+static int64_t obj_of(struct d9_kmaps_follow *f, const struct d9_mapping *m)
+{
+	uint64_t h = path_hash(m->path);
+	struct d9_kmaps_obj *o;
+	char *path;
+
+	if (f->last_obj < f->nobjs && same_obj(&f->objs[f->last_obj], h, m))
+		return f->last_obj;
+	for (size_t i = 0; i < f->nobjs; i++)
+		if (same_obj(&f->objs[i], h, m)) {
+			f->last_obj = (uint32_t)i;
+			return (int64_t)i;
+		}
+	if (f->nobjs >= UINT32_MAX ||
+	    d9_grow((void **)&f->objs, &f->objs_cap, f->nobjs + 1,
+		    sizeof(*f->objs)))
+		return -ENOMEM;
+	path = strdup(m->path);
+	if (!path)
+		return -ENOMEM;
+	o = &f->objs[f->nobjs];
+	*o = (struct d9_kmaps_obj){ .hash = h, .path = path,
+				    .build_id_len = m->build_id_len };
+	memcpy(o->build_id, m->build_id, m->build_id_len);
+	f->last_obj = (uint32_t)f->nobjs;
+	return (int64_t)f->nobjs++;
+}
+
+/*
+ * One mapping read: written unless it was, kept for the coverage test
+ * and, with its file and time, to be written again (d9_kmaps_follow_again()).
+ */
 static int take(void *arg, const struct d9_mapping *m)
 {
 	struct read_ctx *rc = arg;
 	struct d9_kmaps_proc *p = rc->p;
-	uint64_t h = path_hash(m->path);
+	int64_t obj = obj_of(rc->f, m);
 	struct d9_kmaps_range *r;
 
+	if (obj < 0) {
+		rc->err = (int)obj;
+		return rc->err;
+	}
 	for (size_t i = 0; i < p->nmaps; i++) {
 		r = &p->maps[i];
 		if (r->start == m->start && r->end == m->end &&
-		    r->offset == m->offset && r->path == h)
+		    r->offset == m->offset && r->obj == (uint32_t)obj)
 			return 0;
 	}
 	if (d9_grow((void **)&p->maps, &p->maps_cap, p->nmaps + 1,
@@ -170,7 +223,8 @@ static int take(void *arg, const struct d9_mapping *m)
 	memmove(r + 1, r, (size_t)(p->maps + p->nmaps - r) * sizeof(*r));
 	p->nmaps++;
 	*r = (struct d9_kmaps_range){ .start = m->start, .end = m->end,
-				      .offset = m->offset, .path = h };
+				      .offset = m->offset, .ts = rc->ts,
+				      .obj = (uint32_t)obj };
 	return rc->emit(rc->ctx, rc->ts, m);
 }
 
@@ -180,7 +234,8 @@ int d9_kmaps_follow_read(struct d9_kmaps_follow *f, int pid, uint64_t ts,
 			 void *ctx)
 {
 	struct d9_kmaps_proc *p = get(f, pid);
-	struct read_ctx rc = { .p = p, .emit = emit, .ctx = ctx, .ts = ts };
+	struct read_ctx rc = { .f = f, .p = p, .emit = emit, .ctx = ctx,
+			       .ts = ts };
 	int ret;
 
 	if (!p)
@@ -195,7 +250,81 @@ int d9_kmaps_follow_read(struct d9_kmaps_follow *f, int pid, uint64_t ts,
 		p->gone = true;
 		return 0;
 	}
+	if (!ret)
+		p->dead = false;	/* read: alive (again, if a pid reused) */
 	return rc.err ? rc.err : ret;
+}
+
+/* @p's ranges written at @ts (raised to @floor) to @emit again. */
+static int again_at(const struct d9_kmaps_follow *f,
+		    const struct d9_kmaps_proc *p, uint64_t ts, uint64_t floor,
+		    int (*emit)(void *ctx, uint64_t ts,
+				const struct d9_mapping *m),
+		    void *ctx)
+{
+	for (size_t j = 0; j < p->nmaps; j++) {
+		const struct d9_kmaps_range *r = &p->maps[j];
+		const struct d9_kmaps_obj *o = &f->objs[r->obj];
+		struct d9_mapping m = { .pid = p->pid, .start = r->start,
+					.end = r->end, .offset = r->offset,
+					.path = o->path,
+					.build_id_len = o->build_id_len };
+		int ret;
+
+		if (r->ts != ts)
+			continue;
+		memcpy(m.build_id, o->build_id, o->build_id_len);
+		ret = emit(ctx, ts > floor ? ts : floor, &m);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int d9_kmaps_follow_again(struct d9_kmaps_follow *f, uint64_t floor,
+			  int (*emit)(void *ctx, uint64_t ts,
+				      const struct d9_mapping *m),
+			  void *ctx)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		struct d9_kmaps_proc *p = &f->procs[i];
+		uint64_t prev = 0;
+		bool any = false;
+
+		if (!p->nmaps || p->dead)
+			continue;
+		/* one system call, no /proc read: an exited process's last
+		 * records may still come, in this segment, not in the next */
+		if (kill(p->pid, 0) && errno == ESRCH)
+			p->dead = true;
+		/*
+		 * In the order they were read (one read's share a time, a
+		 * few reads a process): raised to @floor, times may tie, and
+		 * of equal times a reader takes the one written last, so a
+		 * range mapped over an older one (a dlopen where a dlclose'd
+		 * library was) still wins.
+		 */
+		for (;;) {
+			uint64_t ts = 0;
+			bool found = false;
+			int ret;
+
+			for (size_t j = 0; j < p->nmaps; j++)
+				if ((!any || p->maps[j].ts > prev) &&
+				    (!found || p->maps[j].ts < ts)) {
+					ts = p->maps[j].ts;
+					found = true;
+				}
+			if (!found)
+				break;
+			ret = again_at(f, p, ts, floor, emit, ctx);
+			if (ret)
+				return ret;
+			prev = ts;
+			any = true;
+		}
+	}
+	return 0;
 }
 
 /* Whether the instruction of @st lies in a mapping written for @p. */
@@ -272,5 +401,8 @@ void d9_kmaps_follow_free(struct d9_kmaps_follow *f)
 	for (size_t i = 0; i < f->n; i++)
 		free(f->procs[i].maps);
 	free(f->procs);
+	for (size_t i = 0; i < f->nobjs; i++)
+		free(f->objs[i].path);
+	free(f->objs);
 	*f = (struct d9_kmaps_follow){ 0 };
 }

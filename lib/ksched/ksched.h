@@ -559,14 +559,24 @@ int d9_ktrace_mapping(struct d9_ktrace *kt, uint64_t ts,
 		      const struct d9_mapping *m);
 
 /* ---- kmaps_follow.c: whose mappings the trace still needs ---- */
+/* A mapped file (or "[vdso]" and the like) as written, kept once. */
+struct d9_kmaps_obj {
+	uint64_t hash;		/* of its path */
+	char *path;
+	uint8_t build_id[D9_BUILD_ID_MAX];
+	uint32_t build_id_len;
+};
+
 struct d9_kmaps_range {
 	uint64_t start, end, offset;
-	uint64_t path;		/* a hash of its path */
+	uint64_t ts;		/* the time it was written to stand from */
+	uint32_t obj;		/* its file: d9_kmaps_follow.objs[obj] */
 };
 
 struct d9_kmaps_proc {
 	int pid;
 	bool known, gone;	/* identity read; could not be: not again */
+	bool dead;		/* found exited by d9_kmaps_follow_again() */
 	uint64_t dev, ino;	/* its executable, when its maps were read */
 	uint64_t startcode;	/* where its text started then */
 	uint64_t exec_ts;	/* nonzero: exec'd at about this time since */
@@ -579,6 +589,9 @@ struct d9_kmaps_proc {
 struct d9_kmaps_follow {
 	struct d9_kmaps_proc *procs;	/* sorted by pid */
 	size_t n, cap;
+	struct d9_kmaps_obj *objs;	/* the files of the ranges */
+	size_t nobjs, objs_cap;
+	uint32_t last_obj;		/* the last one found (a hint) */
 };
 
 /*
@@ -602,6 +615,20 @@ int d9_kmaps_follow_rec(struct d9_kmaps_follow *f,
 			int (*emit)(void *ctx, uint64_t ts,
 				    const struct d9_mapping *m),
 			void *ctx);
+/*
+ * The mappings held (those written for each process since its last
+ * exec) passed to @emit again, from memory, with no /proc read: for a new
+ * segment, so that it is read alone (flush.c).  Each with the time it
+ * was written to stand from, raised to @floor (the recorder's: every
+ * record older than @floor was seen, so no exec before it was missed).
+ * A process found exited (kill(pid, 0)) has its mappings written this
+ * once more (its last records may follow) and then no more.  0, or the
+ * first error of @emit.
+ */
+int d9_kmaps_follow_again(struct d9_kmaps_follow *f, uint64_t floor,
+			  int (*emit)(void *ctx, uint64_t ts,
+				      const struct d9_mapping *m),
+			  void *ctx);
 void d9_kmaps_follow_free(struct d9_kmaps_follow *f);
 
 #endif /* DIAL9_KSCHED_H */

@@ -99,7 +99,8 @@ static int names_add(void *ctx, uint64_t ts, const struct d9_name *t)
  * (sched.mapping events, docs/format.md).  A process that is gone is
  * left out.  Those of processes seen later, and again after an exec or
  * for a frame outside them, follow with a stack or sample
- * (kmaps_follow.c).
+ * (kmaps_follow.c); each new segment gets all of them again
+ * (d9_kstream_maps_again()).
  */
 static void write_mappings(struct recorder *r)
 {
@@ -152,9 +153,14 @@ static uint64_t ksched_flush(struct recorder *r, uint64_t horizon)
 			    r->cfg.buffer_bytes : r->cfg.max_file_bytes;
 	if (r->maps_due)
 		write_mappings(r);
+	/* a new segment: the mappings held again, before the records of
+	 * this take are seen (an exec among them forgets those before it) */
+	d9_kstream_maps_again(r);
 	ret = d9_ksched_take(r->ks, &horizon, final, d9_kstream_chunk, r);
 	/* what was taken before an error is whole and goes in */
 	d9_kstream_end(r, ret ? 0 : horizon);
+	if (!ret && !final && horizon > r->maps_floor)
+		r->maps_floor = horizon;
 	if (ret >= 0 && r->names_seg != d9_segw_index(r->segw)) {
 		/* a new segment: every thread's name again, so that it is
 		 * read alone with names (names.c) */
@@ -378,6 +384,7 @@ void *d9_flush_main(void *arg)
 	pthread_setname_np(pthread_self(), "dial9-flush");
 	d9_flush_ignore_me(r);	/* the recorder does not record itself */
 	r->names_seg = d9_segw_index(r->segw);	/* the first has the COMMs */
+	r->maps_seg = r->names_seg;	/* and the mappings read at start */
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop) {
 		uint64_t req = r->flush_req, dreq = r->dump_req;

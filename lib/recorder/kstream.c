@@ -23,6 +23,21 @@ int d9_kstream_put_mapping(void *ctx, uint64_t ts, const struct d9_mapping *m)
 	return d9_ktrace_mapping(&r->kt, ts, m);
 }
 
+void d9_kstream_maps_again(struct recorder *r)
+{
+	uint64_t seg;
+
+	if (!r->maps_on)
+		return;
+	seg = d9_segw_index(r->segw);
+	if (seg == r->maps_seg)
+		return;
+	r->maps_seg = seg;
+	if (d9_kmaps_follow_again(&r->maps, r->maps_floor,
+				  d9_kstream_put_mapping, r))
+		r->sched_error = -ENOMEM;
+}
+
 void d9_kstream_encoded(struct recorder *r)
 {
 	const void *data;
@@ -65,7 +80,13 @@ static uint64_t stream_write(struct recorder *r, uint64_t horizon)
 
 	if (!s->niov)
 		return 0;
-	/* the mappings its stacks are read against go first */
+	/*
+	 * The mappings its stacks are read against go first: those read for
+	 * them, and after a rotation (a segment that filled up) all of them
+	 * again.  (A stream that does not fit where the segment is opens the
+	 * next one: then they follow it, at the next stream or take.)
+	 */
+	d9_kstream_maps_again(r);
 	d9_kstream_encoded(r);
 	if (horizon) {
 		*p++ = D9_F_KHORIZON;

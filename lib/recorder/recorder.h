@@ -72,6 +72,11 @@ struct recorder {
 	bool maps_due;             /* sched.mapping events, for stacks */
 	bool maps_on;              /* stacks or samples: mappings wanted */
 	struct d9_kmaps_follow maps; /* whose were written, since when */
+	uint64_t maps_seg;	/* the segment the mappings held were last
+				 * written to (all of them again in a new
+				 * one: kstream.c) */
+	uint64_t maps_floor;	/* the last take's horizon: every record
+				 * older was seen (no exec missed) */
 	uint64_t sched_events;
 	struct d9_kstream ks_out;	/* the kernel's records, as written */
 	uint64_t last_ktake;		/* when the flush thread took them */
@@ -150,6 +155,12 @@ int d9_kstream_chunk(void *ctx, unsigned int cpu, const void *p, size_t n,
 void d9_kstream_seen(void *ctx, const struct dial9_rec_header *h);
 /* A sched.mapping event into the encoded stream (r->kt). */
 int d9_kstream_put_mapping(void *ctx, uint64_t ts, const struct d9_mapping *m);
+/*
+ * Into the encoded stream: in a segment the mappings held were not
+ * written to yet (a rotation), all of them again, so that it is read
+ * alone (maps on only; no /proc read).
+ */
+void d9_kstream_maps_again(struct recorder *r);
 /* The encoded stream (mappings, names, ring counts) written, begun anew. */
 void d9_kstream_encoded(struct recorder *r);
 /* The stream gathered, with @horizon, written; records it held. */

@@ -184,6 +184,36 @@ static int index_map(struct sched_stacks *s, size_t n)
 	return 0;
 }
 
+/*
+ * Whether a mapping at @ts would name no frame otherwise than the
+ * process's mappings already do: of those overlapping it with a time at
+ * or before @ts, the newest (of equal times, the one read last) is the
+ * same mapping (range, offset, path, build-id).  The recorder writes a
+ * process's mappings again in each segment (docs/format.md): read
+ * together, the segments keep one copy, so that naming a frame, which
+ * walks its process's mappings, costs no more with every segment.
+ */
+static bool known_map(const struct sched_stacks *s, uint32_t src, uint32_t pid,
+		      uint64_t ts, uint64_t start, uint64_t end,
+		      uint64_t offset, const char *path, size_t pathlen,
+		      const void *id, size_t idlen)
+{
+	const struct sched_mapping *w = NULL;
+
+	/* the last read first: of equal times, the first met wins */
+	for (const struct sched_mapping *m = d9_sched_stacks_last_map(s, src, pid);
+	     m; m = m->prev ? &s->maps[m->prev - 1] : NULL)
+		if (m->start < end && start < m->end && m->ts <= ts &&
+		    (!w || m->ts > w->ts))
+			w = m;
+	if (idlen > SCHED_BUILD_ID_MAX)
+		idlen = SCHED_BUILD_ID_MAX;	/* as kept */
+	return w && w->start == start && w->end == end &&
+	       w->offset == offset && w->build_id_len == idlen &&
+	       (!idlen || !memcmp(w->build_id, id, idlen)) &&
+	       strlen(w->path) == pathlen && !memcmp(w->path, path, pathlen);
+}
+
 int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
 			uint64_t ts, uint64_t start, uint64_t end,
 			uint64_t offset,
@@ -193,6 +223,9 @@ int d9_sched_stacks_map(struct sched_stacks *s, uint32_t src, uint32_t pid,
 	struct sched_mapping *m;
 	char *copy;
 
+	if (known_map(s, src, pid, ts, start, end, offset, path, pathlen, id,
+		      idlen))
+		return 0;
 	if (d9_grow((void **)&s->maps, &s->maps_cap, s->nmaps + 1,
 		 sizeof(*s->maps)))
 		return -ENOMEM;

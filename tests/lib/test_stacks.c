@@ -3,7 +3,8 @@
  * test_stacks.c - dial9.ko's STACK records as sched.stack events, the
  * process's mappings (sched.mapping, with build-ids), and reading both
  * back as object+0xoffset frames, of their time, and which processes'
- * mappings are written when (lib/sched/ktrace.c, kmaps.c, kmaps_follow.c,
+ * mappings are written when, and again in each segment, kept once when
+ * read together (lib/sched/ktrace.c, kmaps.c, kmaps_follow.c,
  * sched_stacks.c).  The module's walk itself is tested in the VM
  * (tests/kmod/stack_test.c).
  */
@@ -11,12 +12,15 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -443,6 +447,167 @@ static void mappings_follow_the_samples(void **state)
 	d9_kmaps_follow_free(&f);
 }
 
+/* The mappings an emit callback got, copied. */
+struct kept {
+	struct d9_mapping m[512];
+	char path[512][256];
+	uint64_t ts[512];
+	int n;
+};
+
+static int keep_emit(void *ctx, uint64_t ts, const struct d9_mapping *m)
+{
+	struct kept *k = ctx;
+
+	assert_true(k->n < 512);
+	k->m[k->n] = *m;
+	snprintf(k->path[k->n], sizeof(k->path[0]), "%s", m->path);
+	k->m[k->n].path = k->path[k->n];
+	k->ts[k->n++] = ts;
+	return 0;
+}
+
+static int count_pid(const struct kept *k, int pid)
+{
+	int n = 0;
+
+	for (int i = 0; i < k->n; i++)
+		n += k->m[i].pid == pid;
+	return n;
+}
+
+/*
+ * Each new segment gets the mappings held again (d9_kmaps_follow_again(),
+ * at a rotation: recorder/kstream.c): the same ones, path and build-id
+ * included, from memory, each at the time it was written or @floor if
+ * later.  A process that exited gets them once more (its /proc gone: no
+ * read), then no more.
+ */
+static void mappings_written_again_from_memory(void **state)
+{
+	uint64_t ip = (uint64_t)(uintptr_t)&mappings_written_again_from_memory;
+	struct d9_kmaps_follow f = { 0 };
+	static struct kept first, again;
+	struct stack_rec s;
+	int pipefd[2], n;
+	pid_t child;
+	char c;
+
+	(void)state;
+	memset(&first, 0, sizeof(first));
+	stack_rec(&s, 1000, (uint32_t)getpid(), &ip, 1);
+	assert_int_equal(d9_kmaps_follow_rec(&f, &s.r.hdr, keep_emit, &first), 0);
+	n = first.n;
+	assert_true(n > 0);
+	/* a child, its own copy of our mappings, followed then killed */
+	assert_int_equal(pipe(pipefd), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		close(pipefd[1]);
+		(void)!read(pipefd[0], &c, 1);	/* until the parent kills it */
+		_exit(0);
+	}
+	close(pipefd[0]);
+	stack_rec(&s, 2000, (uint32_t)child, &ip, 1);
+	assert_int_equal(d9_kmaps_follow_rec(&f, &s.r.hdr, keep_emit, &first), 0);
+	assert_true(count_pid(&first, child) > 0);
+
+	/* again, at a floor between the two reads */
+	memset(&again, 0, sizeof(again));
+	assert_int_equal(d9_kmaps_follow_again(&f, 1500, keep_emit, &again), 0);
+	assert_int_equal(again.n, first.n);
+	for (int i = 0; i < first.n; i++) {
+		int j;
+
+		for (j = 0; j < again.n; j++)
+			if (again.m[j].pid == first.m[i].pid &&
+			    again.m[j].start == first.m[i].start)
+				break;
+		assert_true(j < again.n);
+		assert_int_equal(again.m[j].end, first.m[i].end);
+		assert_int_equal(again.m[j].offset, first.m[i].offset);
+		assert_string_equal(again.m[j].path, first.m[i].path);
+		assert_int_equal(again.m[j].build_id_len, first.m[i].build_id_len);
+		assert_memory_equal(again.m[j].build_id, first.m[i].build_id,
+				    first.m[i].build_id_len);
+		/* ours raised to the floor, the child's as they were */
+		assert_int_equal(again.ts[j], first.m[i].pid == getpid() ?
+				 1500 : 2000);
+	}
+
+	/* the child gone: its mappings once more, from memory, then not */
+	assert_int_equal(kill(child, SIGKILL), 0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	close(pipefd[1]);
+	memset(&again, 0, sizeof(again));
+	assert_int_equal(d9_kmaps_follow_again(&f, 3000, keep_emit, &again), 0);
+	assert_int_equal(again.n, first.n);
+	assert_int_equal(again.ts[0], 3000);
+	memset(&again, 0, sizeof(again));
+	assert_int_equal(d9_kmaps_follow_again(&f, 4000, keep_emit, &again), 0);
+	assert_int_equal(again.n, n);
+	assert_int_equal(count_pid(&again, child), 0);
+	d9_kmaps_follow_free(&f);
+}
+
+/* How many mappings the walk of process @pid holds. */
+static size_t maps_of(const struct sched_stacks *s, uint32_t pid)
+{
+	size_t n = 0;
+
+	for (const struct sched_mapping *m = d9_sched_stacks_last_map(s, 0, pid);
+	     m; m = m->prev ? &s->maps[m->prev - 1] : NULL)
+		n++;
+	return n;
+}
+
+/*
+ * Segments read together each carry the process's mappings: a copy that
+ * names no frame otherwise than those read is not kept (the walk stays
+ * as long as in one segment); one that does (the process mapped
+ * something else there since) is.
+ */
+static void same_mapping_again_kept_once(void **state)
+{
+	struct sched_stacks s = { 0 };
+	struct sched_frame f;
+
+	(void)state;
+	assert_int_equal(d9_sched_stacks_map(&s, 0, 7, 100, 0x1000, 0x2000, 0,
+					     "/bin/a", 6, "ab", 2), 0);
+	assert_int_equal(d9_sched_stacks_map(&s, 0, 7, 100, 0x5000, 0x6000, 0,
+					     "/lib/c", 6, NULL, 0), 0);
+	for (uint64_t ts = 200; ts <= 400; ts += 100) {
+		assert_int_equal(d9_sched_stacks_map(&s, 0, 7, ts, 0x1000,
+						     0x2000, 0, "/bin/a", 6,
+						     "ab", 2), 0);
+		assert_int_equal(d9_sched_stacks_map(&s, 0, 7, ts, 0x5000,
+						     0x6000, 0, "/lib/c", 6,
+						     NULL, 0), 0);
+	}
+	assert_int_equal(maps_of(&s, 7), 2);
+	/* not the same: another build-id, offset, path or range */
+	assert_int_equal(d9_sched_stacks_map(&s, 0, 7, 500, 0x1000, 0x2000, 0,
+					     "/bin/a", 6, "ac", 2), 0);
+	assert_int_equal(maps_of(&s, 7), 3);
+	/* the first again: the newest there is another, so it is kept */
+	assert_int_equal(d9_sched_stacks_map(&s, 0, 7, 600, 0x1000, 0x2000, 0,
+					     "/bin/a", 6, "ab", 2), 0);
+	assert_int_equal(maps_of(&s, 7), 4);
+	d9_sched_stacks_resolve(&s, 0, 7, 0x1800, 550, &f);
+	assert_int_equal(f.m->build_id[1], 'c');
+	d9_sched_stacks_resolve(&s, 0, 7, 0x1800, 700, &f);
+	assert_int_equal(f.m->build_id[1], 'b');
+	d9_sched_stacks_resolve(&s, 0, 7, 0x1800, 150, &f);
+	assert_int_equal(f.m->build_id[1], 'b');
+	/* another process's are its own */
+	assert_int_equal(d9_sched_stacks_map(&s, 0, 8, 100, 0x1000, 0x2000, 0,
+					     "/bin/a", 6, "ab", 2), 0);
+	assert_int_equal(maps_of(&s, 8), 1);
+	d9_sched_stacks_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -453,6 +618,8 @@ int main(void)
 		cmocka_unit_test(frames_read_against_mappings_of_their_time),
 		cmocka_unit_test(mappings_indexed_by_process),
 		cmocka_unit_test(mappings_follow_the_samples),
+		cmocka_unit_test(mappings_written_again_from_memory),
+		cmocka_unit_test(same_mapping_again_kept_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

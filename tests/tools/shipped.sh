@@ -8,8 +8,11 @@
 # host (the program moved away, no debug directory): each shipped
 # segment's CPU samples are named from its own symbol table; and every
 # summary row names its thread, in the segments after the one where the
-# kernel named it as in that one.  Exit 77 (a skip) where perf events
-# (or their CPU samples) are not permitted.  DIR as for synthetic.sh.
+# kernel named it as in that one.  Recorded again with DIAL9_SYMBOLS=0:
+# each segment after the first, read alone without a table, has its
+# samples inside the mappings it carries (object+offset).  Exit 77 (a
+# skip) where perf events (or their CPU samples) are not permitted.  DIR
+# as for synthetic.sh.
 set -eu
 . tests/tools/lib.sh
 T=$B/shipped
@@ -177,5 +180,46 @@ console.log(`${rows} rows, ${renamed} of threads the segment has no sched.comm o
 process.exit(bad || !rows || !renamed ? 1 : 0);
 ' "$T/summaries.txt" "$T" "$main_tid" "$sleeper_tid" || bad "summary rows without their thread's name"
 ok "every summary row names its thread"
+
+step "no symbol table (DIAL9_SYMBOLS=0): each segment, read alone, has the mappings of its frames"
+# Every segment after a rotation carries the mappings again
+# (sched.mapping): without a table, its samples are object+offset, not
+# "[unknown]" (the kernel's records hold addresses only).
+mkdir -p "$T/trace-nosym" "$T/wb-nosym"
+rc=0
+env -u DIAL9_SCHED_STACKS -u DIAL9_COMPRESS -u DIAL9_MODE \
+	-u DIAL9_STORAGE -u DIAL9_TRACE_DIR -u DIAL9_S3_BUCKET \
+	DIAL9_SYMBOLS=0 DIAL9_ROTATION_SECS=1 \
+	DIAL9_WRITE_BACK_DIR="$PWD/$T/wb-nosym" DIAL9_HOST_NAME=shipped-host \
+	"$D9" record -o "$T/trace-nosym" --cpu-hz 1000 -- "$T/away/shipped-prog" \
+	> "$T/prog-nosym.out" 2> "$T/record-nosym.err" || rc=$?
+[ "$rc" = 0 ] || bad "dial9 record: exit $rc: $(cat "$T/record-nosym.err")"
+main_tid=-
+read -r main_tid _ < "$T/prog-nosym.out" || bad "the program's tids: $(cat "$T/prog-nosym.out")"
+segs=$(find "$T/wb-nosym" -name '*.dial9.lz4' ! -name 00000001.dial9.lz4 | sort)
+nlater=0
+for s in $segs; do
+	n=$(basename "$s" .dial9.lz4)
+	"$D9" dump "$s" > "$T/nosym-$n.jsonl" || bad "dump $s: exit status"
+	grep -q '"name":"sched.symbol"' "$T/nosym-$n.jsonl" &&
+		bad "$s: a symbol table with DIAL9_SYMBOLS=0"
+	"$D9" flame --on-cpu --no-symbols --tid "$main_tid" "$s" \
+		> "$T/nosym-$n.txt" 2> "$T/nosym-$n.err" ||
+		bad "flame --on-cpu $s: exit status: $(cat "$T/nosym-$n.err")"
+	grep -q . "$T/nosym-$n.txt" || continue	# the exit alone
+	nlater=$((nlater + 1))
+	grep -q '"name":"sched.mapping"' "$T/nosym-$n.jsonl" ||
+		bad "$s: CPU samples but no sched.mapping"
+	# each sample's instruction (the last frame) is object+offset: in
+	# the program, libc or the vDSO, never outside every mapping
+	if grep ';' "$T/nosym-$n.txt" | sed 's/ [0-9]*$//; s/.*;//' |
+		grep -qvE '^[^ ;]+\+0x[0-9a-f]+$'; then
+		bad "$s: samples outside every mapping: $(cat "$T/nosym-$n.txt" "$T/nosym-$n.err")"
+	fi
+	grep -q ';shipped-prog+0x[0-9a-f]*' "$T/nosym-$n.txt" ||
+		bad "$s: no frame in the program: $(cat "$T/nosym-$n.txt")"
+done
+[ "$nlater" -ge 1 ] || bad "$nlater segments after the first with the main thread's samples, want 1 or more"
+ok "$nlater segments after the first, each read alone: the samples in their mappings"
 
 finish shipped
