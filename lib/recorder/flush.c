@@ -433,6 +433,7 @@ void *d9_flush_main(void *arg)
 				dial9_ksched_sync(r->ks, 1000);
 			ksched_flush(r, d9_clock_gettime_ns());
 			report_losses(r);
+			d9_segw_settle(r->segw);
 			if (rot || dump)
 				d9_segw_rotate(r->segw);
 			if (dump)

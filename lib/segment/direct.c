@@ -9,10 +9,16 @@
  *
  * Every append writes whole blocks: the bytes given, after the partial
  * last block the file already has (kept here), padded with zeros to a
- * block's end.  So the file holds every byte appended as soon as the
- * append returns, and until the segment is sealed (d9_dio_end() cuts
- * the padding) it may end with up to a block of zeros, which readers
- * take as its end (docs/format.md).
+ * block's end.  Until the segment is sealed (d9_dio_end() cuts the
+ * padding) it may end with up to a block of zeros, which readers take as
+ * its end (docs/format.md).
+ *
+ * Through io_uring the writes are not waited for: the flush thread goes
+ * on while the device works, and waits only for a staging buffer to
+ * reuse (two of them) or, at the next append, for the last append's
+ * writes, whose last block that append writes again.  So a write that
+ * fails is known one append late: d9_dio_append() then says so
+ * (D9_DIO_LATE) and the writer takes that append back (writer.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +27,9 @@
 #include <unistd.h>
 
 #include "segment/segw.h"
+
+/* io_uring user_data of our writes: the buffer's index, tagged. */
+#define DIO_TAG 0xd19d1000ull
 
 /* Turn O_DIRECT off on @fd: what follows goes through the page cache. */
 static void dio_off(struct d9_dio *d, int fd)
@@ -41,14 +50,18 @@ bool d9_dio_begin(struct d9_dio *d, int fd)
 	__atomic_store_n(&d->used, false, __ATOMIC_RELAXED);
 	d->tail = 0;
 	d->base = 0;
-	if (!d->buf) {
+	d->cur = 0;
+	d->carry = false;
+	for (unsigned int i = 0; i < D9_DIO_BUFS; i++) {
 		void *p = NULL;
 
+		if (d->buf[i])
+			continue;
 		if (posix_memalign(&p, D9_DIO_BLOCK, D9_DIO_STAGE)) {
 			d->err = -ENOMEM;
 			return false;
 		}
-		d->buf = p;
+		d->buf[i] = p;
 	}
 	fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_DIRECT)) {
@@ -60,7 +73,51 @@ bool d9_dio_begin(struct d9_dio *d, int fd)
 	return true;
 }
 
-/* buf[0, len) at d->base, @len a multiple of the block: 0 or -errno. */
+/* Reap one completion of ours (waiting for it); 0 or -errno of io_uring. */
+static int dio_reap(struct d9_dio *d, struct io_uring *ring)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int i;
+	int ret = io_uring_wait_cqe(ring, &cqe);
+
+	if (ret)
+		return ret;
+	i = (unsigned int)(cqe->user_data - DIO_TAG);
+	if (i < D9_DIO_BUFS && d->inflight[i]) {
+		/* a short direct write (the device full) is a failure */
+		if (cqe->res < 0 && !d->late)
+			d->late = cqe->res;
+		else if ((size_t)cqe->res != d->want[i] && !d->late)
+			d->late = -ENOSPC;
+		d->inflight[i] = false;
+		d->ninflight--;
+	}
+	io_uring_cqe_seen(ring, cqe);
+	return 0;
+}
+
+/* Wait until buffer @i (or, at D9_DIO_BUFS, every buffer) is free. */
+static int dio_wait(struct d9_dio *d, struct io_uring *ring, unsigned int i)
+{
+	while (i < D9_DIO_BUFS ? d->inflight[i] : d->ninflight > 0) {
+		int ret = dio_reap(d, ring);
+
+		if (ret) {
+			/* cannot tell: treat what was in flight as lost */
+			d->late = d->late ? d->late : ret;
+			for (unsigned int j = 0; j < D9_DIO_BUFS; j++)
+				d->inflight[j] = false;
+			d->ninflight = 0;
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * buf[cur][0, len) at d->base, @len a multiple of the block: submitted
+ * (io_uring, not waited for) or written (pwrite); 0 or -errno.
+ */
 static int dio_write(struct d9_dio *d, int fd, struct io_uring *ring,
 		     size_t len)
 {
@@ -68,54 +125,78 @@ static int dio_write(struct d9_dio *d, int fd, struct io_uring *ring,
 
 	if (ring) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-		struct io_uring_cqe *cqe;
 		int ret;
 
 		if (!sqe)
 			return -EBUSY;
-		io_uring_prep_write(sqe, fd, d->buf, (unsigned int)len,
+		io_uring_prep_write(sqe, fd, d->buf[d->cur], (unsigned int)len,
 				    d->base);
-		ret = io_uring_submit_and_wait(ring, 1);
+		sqe->user_data = DIO_TAG + d->cur;
+		ret = io_uring_submit(ring);
 		if (ret < 0)
 			return ret;
-		ret = io_uring_wait_cqe(ring, &cqe);
-		if (ret)
-			return ret;
-		done = cqe->res;
-		io_uring_cqe_seen(ring, cqe);
-	} else {
-		do
-			done = pwrite(fd, d->buf, len, (off_t)d->base);
-		while (done < 0 && errno == EINTR);
-		if (done < 0)
-			done = -errno;
+		d->inflight[d->cur] = true;
+		d->want[d->cur] = len;
+		d->ninflight++;
+		return 0;
 	}
+	do
+		done = pwrite(fd, d->buf[d->cur], len, (off_t)d->base);
+	while (done < 0 && errno == EINTR);
 	if (done < 0)
-		return (int)done;
-	/* a short direct write (the device full): the caller cuts it */
+		return -errno;
 	return (size_t)done == len ? 0 : -ENOSPC;
 }
 
 /*
- * Write what the staging buffer holds (d->tail bytes from d->base),
- * padded to a block; keep its partial last block for the next append.
+ * Write what the current buffer holds (d->tail bytes from d->base),
+ * padded to a block.  A full buffer (whole blocks only) is written
+ * alongside the next, into which its successor goes; the partial last
+ * block of a write stays where it is, to be moved to the front at the
+ * next append, once this write is done (d->carry).
  */
 static int dio_flush(struct d9_dio *d, int fd, struct io_uring *ring)
 {
-	size_t whole = d->tail & ~(size_t)(D9_DIO_BLOCK - 1);
 	size_t len = (d->tail + D9_DIO_BLOCK - 1) & ~(size_t)(D9_DIO_BLOCK - 1);
 	int ret;
 
-	memset(d->buf + d->tail, 0, len - d->tail);
+	memset(d->buf[d->cur] + d->tail, 0, len - d->tail);
 	ret = dio_write(d, fd, ring, len);
 	if (ret)
 		return ret;
+	if (d->tail == D9_DIO_STAGE) {
+		d->base += D9_DIO_STAGE;
+		d->tail = 0;
+		d->cur = (d->cur + 1) % D9_DIO_BUFS;
+		/* the next buffer, free (no wait without io_uring) */
+		return ring ? dio_wait(d, ring, d->cur) : 0;
+	}
+	d->carry = true;
+	return 0;
+}
+
+/* The partial last block to the front of its buffer, its write done. */
+static void dio_carry(struct d9_dio *d)
+{
+	size_t whole = d->tail & ~(size_t)(D9_DIO_BLOCK - 1);
+
+	if (!d->carry)
+		return;
+	d->carry = false;
 	if (whole) {
-		memmove(d->buf, d->buf + whole, d->tail - whole);
+		memmove(d->buf[d->cur], d->buf[d->cur] + whole,
+			d->tail - whole);
 		d->base += whole;
 		d->tail -= whole;
 	}
-	return 0;
+}
+
+/* After a failure: every write done, O_DIRECT off. */
+static void dio_stop(struct d9_dio *d, int fd, struct io_uring *ring)
+{
+	if (ring)
+		dio_wait(d, ring, D9_DIO_BUFS);
+	dio_off(d, fd);
 }
 
 int d9_dio_append(struct d9_dio *d, int fd, struct io_uring *ring,
@@ -123,6 +204,16 @@ int d9_dio_append(struct d9_dio *d, int fd, struct io_uring *ring,
 {
 	int ret = 0;
 
+	/* the last append's writes: done, and whole? */
+	if (ring)
+		dio_wait(d, ring, D9_DIO_BUFS);
+	if (d->late) {
+		d->err = d->late;
+		d->late = 0;
+		dio_stop(d, fd, ring);
+		return D9_DIO_LATE;
+	}
+	dio_carry(d);
 	for (unsigned int i = 0; i < n && !ret; i++) {
 		const uint8_t *p = iov[i].iov_base;
 		size_t left = iov[i].iov_len;
@@ -131,7 +222,7 @@ int d9_dio_append(struct d9_dio *d, int fd, struct io_uring *ring,
 			size_t room = D9_DIO_STAGE - d->tail;
 			size_t take = left < room ? left : room;
 
-			memcpy(d->buf + d->tail, p, take);
+			memcpy(d->buf[d->cur] + d->tail, p, take);
 			d->tail += take;
 			p += take;
 			left -= take;
@@ -141,24 +232,51 @@ int d9_dio_append(struct d9_dio *d, int fd, struct io_uring *ring,
 	}
 	if (!ret && d->tail)
 		ret = dio_flush(d, fd, ring);
+	if (!ret && d->late)	/* a write of this append failed already */
+		ret = d->late;
 	if (ret) {
 		/*
 		 * The file holds the bytes before this append (the caller
 		 * cuts it there): go on through the page cache.
 		 */
+		d->late = 0;
 		d->err = ret;
-		dio_off(d, fd);
+		dio_stop(d, fd, ring);
 	}
 	return ret;
 }
 
-int d9_dio_end(struct d9_dio *d, int fd, uint64_t size)
+int d9_dio_settle(struct d9_dio *d, int fd, struct io_uring *ring)
+{
+	if (!d->on || !ring)
+		return 0;
+	dio_wait(d, ring, D9_DIO_BUFS);
+	if (!d->late)
+		return 0;
+	d->err = d->late;
+	d->late = 0;
+	dio_stop(d, fd, ring);
+	return D9_DIO_LATE;
+}
+
+int d9_dio_end(struct d9_dio *d, int fd, struct io_uring *ring, uint64_t size)
 {
 	bool was = d->on;
+	int late = 0;
 
+	if (ring)
+		dio_wait(d, ring, D9_DIO_BUFS);
+	if (d->late) {
+		late = d->late;
+		d->err = late;
+		d->late = 0;
+	}
 	d->on = false;
 	d->tail = 0;
 	d->base = 0;
+	d->carry = false;
+	if (late)
+		return D9_DIO_LATE;
 	if (was && ftruncate(fd, (off_t)size))
 		return -errno;
 	return 0;
@@ -166,7 +284,9 @@ int d9_dio_end(struct d9_dio *d, int fd, uint64_t size)
 
 void d9_dio_free(struct d9_dio *d)
 {
-	free(d->buf);
-	d->buf = NULL;
+	for (unsigned int i = 0; i < D9_DIO_BUFS; i++) {
+		free(d->buf[i]);
+		d->buf[i] = NULL;
+	}
 	d->on = false;
 }

@@ -39,6 +39,12 @@ struct d9_seg_opts {
 };
 
 /* ---- writer.c: the active segment, sealing, rotation, faults ---- */
+/*
+ * Every write of the active segment done (O_DIRECT writes are otherwise
+ * not waited for), a failed one taken back and counted lost: for
+ * dial9_flush(), which promises what it handed over is in the file.
+ */
+void d9_segw_settle(struct d9_segw *w);
 int d9_segw_open(struct d9_segw **out, const struct d9_seg_opts *o);
 /* Append n batches (each a whole stream). Never blocks on a fault:
  * failed batches are counted lost. Returns events written. */

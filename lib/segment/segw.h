@@ -24,12 +24,21 @@
 
 /* ---- direct.c: a segment's appends with O_DIRECT ---- */
 #define D9_DIO_BLOCK 4096u	/* alignment of offsets, lengths, memory */
-#define D9_DIO_STAGE (1u << 20)	/* the staging buffer, whole blocks */
+#define D9_DIO_STAGE (1u << 20)	/* a staging buffer, whole blocks */
+#define D9_DIO_BUFS 2
+/* d9_dio_append(), d9_dio_end(): the last append's writes failed */
+#define D9_DIO_LATE 1
 
 struct d9_dio {
-	uint8_t *buf;		/* D9_DIO_STAGE bytes, block-aligned */
-	size_t tail;		/* bytes held from base: the partial block */
-	uint64_t base;		/* file offset of buf[0], a block multiple */
+	uint8_t *buf[D9_DIO_BUFS];	/* D9_DIO_STAGE bytes, aligned */
+	unsigned int cur;	/* the buffer being filled */
+	size_t tail;		/* bytes held in it from base */
+	uint64_t base;		/* file offset of buf[cur][0], a block multiple */
+	bool carry;		/* its partial last block is to move to the front */
+	bool inflight[D9_DIO_BUFS];	/* its write is not done */
+	size_t want[D9_DIO_BUFS];	/* that write's length */
+	unsigned int ninflight;
+	int late;		/* a write done with an error (-errno) */
 	bool on;		/* the active segment is written so */
 	bool used;		/* the last segment opened was, throughout
 				 * (atomic: dial9_get_stats() reads it) */
@@ -39,14 +48,22 @@ struct d9_dio {
 /* O_DIRECT on @fd, a new empty segment: whether it took it. */
 bool d9_dio_begin(struct d9_dio *d, int fd);
 /*
- * Append @iov[0..n) at the file's end: 0 or -errno.  After an error
- * O_DIRECT is off on @fd, and the file holds at least the bytes before
- * this append (to be cut there; later appends go through the cache).
+ * Append @iov[0..n) at the file's end: 0, -errno, or D9_DIO_LATE.  With
+ * @ring the writes are submitted and not waited for.  After an error
+ * O_DIRECT is off on @fd and the file holds at least the bytes before
+ * this append (to be cut there); after D9_DIO_LATE nothing of this
+ * append was written and the file holds the bytes before the last one.
+ * Either way later appends go through the page cache.
  */
 int d9_dio_append(struct d9_dio *d, int fd, struct io_uring *ring,
 		  const struct iovec *iov, unsigned int n);
-/* Before sealing: cut the file to @size, its padding gone. */
-int d9_dio_end(struct d9_dio *d, int fd, uint64_t size);
+/* Every write done: 0, or D9_DIO_LATE as d9_dio_append() says it. */
+int d9_dio_settle(struct d9_dio *d, int fd, struct io_uring *ring);
+/*
+ * Before sealing: every write done, the file cut to @size (its padding
+ * gone): 0, -errno, or D9_DIO_LATE (the last append's writes failed).
+ */
+int d9_dio_end(struct d9_dio *d, int fd, struct io_uring *ring, uint64_t size);
 void d9_dio_free(struct d9_dio *d);
 
 struct sealed {
@@ -69,6 +86,11 @@ struct d9_segw {
 	struct io_uring ring;
 	bool uring;
 	struct d9_dio dio;
+	/* before the last O_DIRECT append: what a late failure takes back */
+	struct d9_dio_mark {
+		uint64_t size, nbatches, events, batches, bytes;
+		uint64_t seg_events, seg_batches;
+	} dio_mark;
 	/* the budget: sealed segments still in the directory (the worker
 	 * updates them through d9_segw_shipped(), under budget_lock) */
 	pthread_mutex_t budget_lock;

@@ -217,6 +217,47 @@ static void lose_active(struct d9_segw *w)
 	pthread_mutex_unlock(&w->lock);
 }
 
+/* What the active segment and the counts are now (for dio_take_back()). */
+static struct d9_dio_mark dio_mark_now(struct d9_segw *w)
+{
+	struct d9_dio_mark m;
+
+	pthread_mutex_lock(&w->lock);
+	m.events = w->events_written;
+	m.batches = w->batches_written;
+	m.bytes = w->bytes_written;
+	m.seg_events = w->seg_events;
+	m.seg_batches = w->seg_batches;
+	pthread_mutex_unlock(&w->lock);
+	m.size = w->size;
+	m.nbatches = w->nbatches;
+	return m;
+}
+
+/*
+ * The last O_DIRECT append's writes failed after it returned (direct.c):
+ * what it wrote is cut off the file, and its events count as lost.
+ */
+static void dio_take_back(struct d9_segw *w)
+{
+	const struct d9_dio_mark *m = &w->dio_mark;
+
+	pthread_mutex_lock(&w->lock);
+	w->events_lost += w->events_written - m->events;
+	w->batches_lost += w->batches_written - m->batches;
+	w->events_written = m->events;
+	w->batches_written = m->batches;
+	w->bytes_written = m->bytes;
+	w->seg_events = m->seg_events;
+	w->seg_batches = m->seg_batches;
+	pthread_mutex_unlock(&w->lock);
+	w->size = m->size;
+	w->nbatches = m->nbatches;
+	if (ftruncate(w->fd, (off_t)w->size))
+		(void)0; /* the next successful write overwrites the tail */
+	fault(w, w->dio.err, "write a segment");
+}
+
 /* Seal the active segment (or delete it if it holds no batch). */
 static void seal(struct d9_segw *w)
 {
@@ -239,15 +280,17 @@ static void seal(struct d9_segw *w)
 		goto sealed;
 	}
 	if (!w->nbatches) {
-		d9_dio_end(&w->dio, w->fd, w->size);
+		d9_dio_end(&w->dio, w->fd, w->uring ? &w->ring : NULL, w->size);
 		close(w->fd);
 		w->fd = -1;
 		unlinkat(w->dfd, from, 0);
 		return;
 	}
 	d9_seg_path(w, w->index, false, to, sizeof(to));
-	ret = d9_dio_end(&w->dio, w->fd, w->size);
-	if (ret)
+	ret = d9_dio_end(&w->dio, w->fd, w->uring ? &w->ring : NULL, w->size);
+	if (ret == D9_DIO_LATE)
+		dio_take_back(w);
+	else if (ret)
 		fault(w, ret, "cut a segment's padding");
 	if (fsync(w->fd))
 		fault(w, -errno, "sync a segment");
@@ -303,6 +346,14 @@ sealed:
 			w->o.sealed(w->o.sealed_ctx, w->index, to, -1);
 		}
 	}
+}
+
+void d9_segw_settle(struct d9_segw *w)
+{
+	if (w->fd >= 0 && d9_dio_settle(&w->dio, w->fd,
+					 w->uring ? &w->ring : NULL) ==
+			  D9_DIO_LATE)
+		dio_take_back(w);
 }
 
 void d9_segw_seal_final(struct d9_segw *w)
@@ -597,10 +648,20 @@ static int writev_all(struct d9_segw *w, const struct iovec *iov,
 static int append(struct d9_segw *w, const struct iovec *iov, unsigned int n,
 		  bool uring)
 {
-	if (w->dio.on)
-		return d9_dio_append(&w->dio, w->fd,
-				     w->uring && uring ? &w->ring : NULL,
-				     iov, n);
+	if (w->dio.on) {
+		struct d9_dio_mark m = dio_mark_now(w);
+		int ret = d9_dio_append(&w->dio, w->fd,
+					w->uring && uring ? &w->ring : NULL,
+					iov, n);
+
+		if (ret != D9_DIO_LATE) {
+			if (!ret)	/* in flight: taken back if it fails */
+				w->dio_mark = m;
+			return ret;
+		}
+		/* the last append was lost: cut, then this one buffered */
+		dio_take_back(w);
+	}
 	if (!uring) {
 		int ret = 0;
 		uint64_t off = w->size;
