@@ -343,12 +343,16 @@ bench-server: deps $(VM_DIAL9)
 	@bench/server.sh $(SERVER_ARGS) $(VM_DIAL9)
 
 bench-server-vm: deps module $(VM_DIAL9) $(BUILD)/tests/vm/exit
+	@$(NEW_BENCH_DISK)
 	@set -o pipefail; DIAL9_VM_TIMEOUT=2400 tests/vm/run.sh \
 		--kernel $(CACHE)/vmlinuz-$(KVER) --module $(KO) --icount \
+		--disk $(BENCH_DISK) \
 		--mem 2048 --smp 1 --bin /usr/bin/redis-check-rdb \
 		--bin /usr/bin/redis-benchmark --bin /usr/bin/redis-cli \
 		--file $(VM_DIAL9) --file bench/server.sh \
-		--demo "export PATH=$$PATH:/usr/bin; ip link set lo up; sh /bin/server.sh $(SERVER_ARGS) dial9" \
+		--demo "export PATH=$$PATH:/usr/bin; ip link set lo up; \
+			mkdir -p /var/tmp; mount -t ext4 /dev/nvme0n1 /var/tmp; \
+			D9_BENCH_DIR=/var/tmp sh /bin/server.sh $(SERVER_ARGS) dial9" \
 		--out $(BUILD)/bench-server-vm | grep -E '^SERVERBENCH|^throughput|^recorder|^vm:'
 
 bench-profile: deps module $(BUILD)/tests/vm/exit $(BUILD)/bench/dial9-spin

@@ -11,12 +11,14 @@
 # server's CPU (its threads' schedstat), the recorder's (dial9 record's
 # summary) and, from the trace, the culprits of the server's main thread
 # (dial9 sched --culprits).  Prints SERVERBENCH lines, then the ratios.
-#   bench/server.sh [REQS [REPS [DIAL9]]]
+#   [D9_BENCH_DIR=DIR] bench/server.sh [REQS [REPS [DIAL9]]]
 set -eu
 reqs=${1:-200000}
 reps=${2:-3}
 dial9=${3:-build/tools/dial9}
-tmp=$(mktemp -d /tmp/d9-server.XXXXXX)
+# the trace and the workers' files: on the host's /tmp, or where
+# D9_BENCH_DIR says (the VM: an ext4 file system on its disk)
+tmp=$(mktemp -d "${D9_BENCH_DIR:-/tmp}/d9-server.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 ln -s /usr/bin/redis-check-rdb "$tmp/redis-server"
 sock=$tmp/redis.sock
