@@ -30,6 +30,7 @@ struct pingpong {
 	int ab[2], ba[2];
 	pid_t a, b;
 	uint64_t csw_b, vol_b;	/* the kernel's counts for b, at its end */
+	const char *name;	/* pong_until_eof(): b names itself so */
 };
 
 static void *pong(void *arg)
@@ -765,16 +766,39 @@ static void count_names(const struct dial9_record *r, void *arg)
 		n->misnamed++;
 }
 
-static void *pong_twice(void *arg)
+/* b, until a closes its pipe: named @p->name, if any, by itself. */
+static void *pong_until_eof(void *arg)
 {
 	struct pingpong *p = arg;
 	char c;
 
 	p->b = (pid_t)syscall(SYS_gettid);
-	pthread_setname_np(pthread_self(), "pong2");
+	if (p->name)
+		pthread_setname_np(pthread_self(), p->name);
 	while (read(p->ab[0], &c, 1) == 1 && write(p->ba[1], &c, 1) == 1)
 		;
 	return NULL;
+}
+
+/* @n round trips with pong_until_eof()'s thread. */
+static void pingpong_rounds(struct pingpong *p, int n)
+{
+	char ch = 'x';
+
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(write(p->ab[1], &ch, 1), 1);
+		assert_int_equal(read(p->ba[0], &ch, 1), 1);
+	}
+}
+
+/* Its thread ends (EOF), joined; the pipes closed. */
+static void pingpong_end(struct pingpong *p, pthread_t t)
+{
+	close(p->ab[1]);
+	pthread_join(t, NULL);
+	close(p->ab[0]);
+	close(p->ba[0]);
+	close(p->ba[1]);
 }
 
 /*
@@ -785,32 +809,27 @@ static void *pong_twice(void *arg)
  */
 static void names_in_every_segment(void **state)
 {
-	struct pingpong p = { 0 };
+	struct pingpong p = { .name = "pong2" };
 	struct names_seen n = { 0 };
 	struct test_counts cnt = { 0 };
 	struct dial9_config c;
 	struct dial9_stats st = { .size = sizeof(st) };
 	char *dir = test_tmpdir("names"), *boot, path[700];
 	pthread_t t;
-	char ch = 'x';
 	(void)state;
 
 	if (!test_start_perf(&c, dir, "namestest", &st))
 		skip();		/* only where perf events are not permitted */
 	assert_int_equal(pipe(p.ab), 0);
 	assert_int_equal(pipe(p.ba), 0);
-	assert_int_equal(pthread_create(&t, NULL, pong_twice, &p), 0);
+	assert_int_equal(pthread_create(&t, NULL, pong_until_eof, &p), 0);
 	for (int seg = 0; seg < 2; seg++) {
-		for (int i = 0; i < 50; i++) {
-			assert_int_equal(write(p.ab[1], &ch, 1), 1);
-			assert_int_equal(read(p.ba[0], &ch, 1), 1);
-		}
+		pingpong_rounds(&p, 50);
 		assert_int_equal(dial9_flush(5000), 0);
 		if (!seg)
 			assert_int_equal(dial9_rotate(), 0);
 	}
-	close(p.ab[1]);
-	pthread_join(t, NULL);
+	pingpong_end(&p, t);
 	assert_int_equal(dial9_stop(), 0);
 	dial9_get_stats(&st);
 	assert_true(st.segments_sealed >= 2);
@@ -825,23 +844,9 @@ static void names_in_every_segment(void **state)
 		if (i == 2)
 			assert_true(n.named > before); /* named again */
 	}
-	close(p.ab[0]);
-	close(p.ba[0]);
-	close(p.ba[1]);
 	free(boot);
 	test_rm_rf(dir);
 	free(dir);
-}
-
-static void *pong_plain(void *arg)
-{
-	struct pingpong *p = arg;
-	char c;
-
-	p->b = (pid_t)syscall(SYS_gettid);
-	while (read(p->ab[0], &c, 1) == 1 && write(p->ba[1], &c, 1) == 1)
-		;
-	return NULL;
 }
 
 /*
@@ -858,24 +863,18 @@ static void renamed_by_another_thread(void **state)
 	struct dial9_stats st = { .size = sizeof(st) };
 	char *dir = test_tmpdir("rename"), *boot;
 	pthread_t t;
-	char ch = 'x';
 	(void)state;
 
 	if (!test_start_perf(&c, dir, "renametest", &st))
 		skip();
 	assert_int_equal(pipe(p.ab), 0);
 	assert_int_equal(pipe(p.ba), 0);
-	assert_int_equal(pthread_create(&t, NULL, pong_plain, &p), 0);
+	assert_int_equal(pthread_create(&t, NULL, pong_until_eof, &p), 0);
 	/* one round trip: the thread runs, its tid is known */
-	assert_int_equal(write(p.ab[1], &ch, 1), 1);
-	assert_int_equal(read(p.ba[0], &ch, 1), 1);
+	pingpong_rounds(&p, 1);
 	assert_int_equal(pthread_setname_np(t, "ren-by-main"), 0);
-	for (int i = 0; i < 50; i++) {
-		assert_int_equal(write(p.ab[1], &ch, 1), 1);
-		assert_int_equal(read(p.ba[0], &ch, 1), 1);
-	}
-	close(p.ab[1]);
-	pthread_join(t, NULL);
+	pingpong_rounds(&p, 50);
+	pingpong_end(&p, t);
 	assert_int_equal(dial9_stop(), 0);
 	boot = test_boot_dir(dir);
 	assert_non_null(boot);
@@ -887,9 +886,6 @@ static void renamed_by_another_thread(void **state)
 		      n.named, n.misnamed);
 	assert_true(n.named > 0);
 	assert_int_equal(n.misnamed, 0);
-	close(p.ab[0]);
-	close(p.ba[0]);
-	close(p.ba[1]);
 	free(boot);
 	test_rm_rf(dir);
 	free(dir);

@@ -291,6 +291,21 @@ static void table_names_each_distinct_frame(void **state)
 	free(seg);
 }
 
+/* @buf read with its stacks named from its own symbol table first. */
+static void read_named(struct sched_stats *st, struct d9_syms *syms,
+		       const void *buf, size_t len)
+{
+	uint64_t err;
+
+	d9_sched_stats_init(st);
+	assert_int_equal(d9_sched_stats_want_stacks(st), 0);
+	assert_int_equal(d9_sched_trace(st, buf, len, &err), 0);
+	d9_syms_init(syms);
+	syms->trace = st->stacks;
+	st->stacks->symbolize = d9_syms_lookup;
+	st->stacks->sym_ctx = syms;
+}
+
 /* The segment with its table, read as dial9 sched --explain does, with
  * the library gone: every frame in it named from the trace. */
 static void reader_prefers_the_trace_table(void **state)
@@ -301,7 +316,6 @@ static void reader_prefers_the_trace_table(void **state)
 	struct d9_syms syms;
 	size_t len, tlen;
 	uint8_t *seg = make_segment(&len), *all;
-	uint64_t err;
 	void *tab;
 	char moved[600], buf[256];
 
@@ -313,15 +327,9 @@ static void reader_prefers_the_trace_table(void **state)
 	memcpy(all + len, tab, tlen);
 	snprintf(moved, sizeof(moved), "%s.away", lib_path);
 	assert_int_equal(rename(lib_path, moved), 0);
-	d9_sched_stats_init(&st);
-	assert_int_equal(d9_sched_stats_want_stacks(&st), 0);
-	assert_int_equal(d9_sched_trace(&st, all, len + tlen, &err), 0);
+	read_named(&st, &syms, all, len + tlen);
 	assert_int_equal(st.stacks->nsyms, 3);
 	assert_int_equal(st.stacks->nnotes, 2);
-	d9_syms_init(&syms);
-	syms.trace = st.stacks;
-	st.stacks->symbolize = d9_syms_lookup;
-	st.stacks->sym_ctx = &syms;
 	assert_int_equal(st.stacks->n, 2);
 	d9_sched_stacks_frame(st.stacks, &st.stacks->v[0], 0, buf, sizeof(buf));
 	assert_string_equal(buf, "symt_gamma+0x1 (libsymt.so)");
@@ -379,22 +387,27 @@ static void shipped(void *ctx, uint64_t index, uint64_t remaining)
 	(void)remaining;
 }
 
-/* The worker: the table appended before LZ4 and the write-back. */
-static void worker_ships_the_table(void **state)
+/*
+ * Segment @index (@seg, @len), written in dir, through a worker (LZ4,
+ * write-back into {dir}/@wbname, @sched_flags, @cpu_sample_hz): its
+ * stats, and the shipped segment decompressed into *@plain (*@pn long).
+ */
+static void ship_through_worker(uint64_t index,
+				const uint8_t *seg, size_t len,
+				const char *wbname, uint32_t sched_flags,
+				uint32_t cpu_sample_hz, struct dial9_stats *st,
+				void **plain, size_t *pn)
 {
-	struct dial9_stats st = { .size = sizeof(st) };
+	char path[600], wb[600], out[700];
 	struct d9_worker *wk;
 	struct dial9_config c;
-	char path[600], wb[600], out[700];
-	size_t len, zn, pn;
-	uint8_t *seg = make_segment(&len), *z;
-	void *plain;
-	struct seen s;
+	uint8_t *z;
+	size_t zn;
 	FILE *f;
 
-	(void)state;
-	snprintf(path, sizeof(path), "%s/00000000.dial9", dir);
-	snprintf(wb, sizeof(wb), "%s/wb", dir);
+	snprintf(path, sizeof(path), "%s/%08llu.dial9", dir,
+		 (unsigned long long)index);
+	snprintf(wb, sizeof(wb), "%s/%s", dir, wbname);
 	f = fopen(path, "w");
 	assert_non_null(f);
 	assert_int_equal(fwrite(seg, 1, len, f), len);
@@ -402,32 +415,49 @@ static void worker_ships_the_table(void **state)
 	dial9_config_init(&c);
 	c.pipeline = DIAL9_PIPE_LZ4 | DIAL9_PIPE_WRITE_BACK;
 	c.write_back_dir = wb;
-	c.sched_flags = DIAL9_SCHED_STACKS;	/* symbols: on by default */
+	c.sched_flags = sched_flags;
+	c.cpu_sample_hz = cpu_sample_hz;
 	assert_int_equal(d9_worker_new(&wk, &c), 0);
 	assert_int_equal(d9_worker_start(wk, "b1", "svc", shipped, NULL, NULL,
 					 NULL), 0);
-	d9_worker_submit(wk, 0, path);
+	d9_worker_submit(wk, index, path);
 	d9_worker_stop(wk, 10000);
-	d9_worker_stats(wk, &st);
+	d9_worker_stats(wk, st);
 	d9_worker_free(wk);
-	assert_int_equal(st.pipe_done, 1);
+	assert_int_equal(st->pipe_done, 1);
+	snprintf(out, sizeof(out), "%s/b1/%08llu.dial9.lz4", wb,
+		 (unsigned long long)index);
+	z = test_slurp(out, &zn);
+	assert_non_null(z);
+	assert_int_equal(d9_lz4_decompress(z, zn, plain, pn), 0);
+	assert_true(*pn > len);
+	assert_memory_equal(*plain, seg, len);	/* the segment as sealed */
+	free(z);
+}
+
+/* The worker: the table appended before LZ4 and the write-back. */
+static void worker_ships_the_table(void **state)
+{
+	struct dial9_stats st = { .size = sizeof(st) };
+	size_t len, pn;
+	uint8_t *seg = make_segment(&len);
+	void *plain;
+	struct seen s;
+
+	(void)state;
+	/* symbols: on by default with stacks */
+	ship_through_worker(0, seg, len, "wb", DIAL9_SCHED_STACKS, 99,
+			    &st, &plain, &pn);
 	assert_int_equal(st.symbols_segments, 1);
 	assert_int_equal(st.symbols_named, 3);
 	assert_int_equal(st.symbols_unnamed, 2);
 	assert_int_equal(st.symbols_capped, 0);
 	assert_int_equal(st.symbols_failed, 0);
-	snprintf(out, sizeof(out), "%s/b1/00000000.dial9.lz4", wb);
-	z = test_slurp(out, &zn);
-	assert_non_null(z);
-	assert_int_equal(d9_lz4_decompress(z, zn, &plain, &pn), 0);
 	assert_int_equal(st.pipe_bytes_in, pn);	/* the segment and its table */
-	assert_true(pn > len);
-	assert_memory_equal(plain, seg, len);	/* the segment as sealed */
 	collect(plain, pn, &s);
 	check_table(&s);
 	assert_int_equal(s.nnote, 2);
 	free(plain);
-	free(z);
 	free(seg);
 }
 
@@ -511,21 +541,17 @@ static void worker_names_samples_without_stacks(void **state)
 {
 	struct dial9_stats st = { .size = sizeof(st) };
 	struct dial9_encoder *e = seg_begin();
-	struct d9_worker *wk;
-	struct dial9_config c;
 	struct sched_stats ss;
 	struct d9_syms syms;
-	char path[600], wb[600], out[700], moved[600], buf[256];
+	char moved[600], buf[256];
 	const uint64_t s1[] = { BASE + off_gamma + 1, BASE + off_beta + 8,
 				BASE + off_alpha + 4 };
 	const uint64_t s2[] = { BASE + off_alpha + 4 };
-	uint8_t id[20], *seg, *z;
+	uint8_t id[20], *seg;
 	int idlen = d9_build_id(lib_path, id, sizeof(id));
-	size_t len, zn, pn;
-	uint64_t err;
+	size_t len, pn;
 	void *plain;
 	struct seen s;
-	FILE *f;
 
 	(void)state;
 	assert_true(idlen > 0);
@@ -536,35 +562,13 @@ static void worker_names_samples_without_stacks(void **state)
 	sample_at(e, 2000, s1, 3);
 	sample_at(e, 3000, s2, 1);
 	seg = seg_end(e, &len);
-	snprintf(path, sizeof(path), "%s/00000002.dial9", dir);
-	snprintf(wb, sizeof(wb), "%s/wb-samples", dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(seg, 1, len, f), len);
-	fclose(f);
-	dial9_config_init(&c);
-	c.pipeline = DIAL9_PIPE_LZ4 | DIAL9_PIPE_WRITE_BACK;
-	c.write_back_dir = wb;
-	c.sched_flags = 0;		/* no DIAL9_SCHED_STACKS */
-	c.cpu_sample_hz = 99;
-	assert_int_equal(d9_worker_new(&wk, &c), 0);
-	assert_int_equal(d9_worker_start(wk, "b1", "svc", shipped, NULL, NULL,
-					 NULL), 0);
-	d9_worker_submit(wk, 2, path);
-	d9_worker_stop(wk, 10000);
-	d9_worker_stats(wk, &st);
-	d9_worker_free(wk);
-	assert_int_equal(st.pipe_done, 1);
+	/* no DIAL9_SCHED_STACKS: samples only */
+	ship_through_worker(2, seg, len, "wb-samples", 0, 99, &st, &plain,
+			    &pn);
 	assert_int_equal(st.symbols_segments, 1);
 	assert_int_equal(st.symbols_named, 3);
 	assert_int_equal(st.symbols_unnamed, 0);
 	assert_int_equal(st.symbols_failed, 0);
-	snprintf(out, sizeof(out), "%s/b1/00000002.dial9.lz4", wb);
-	z = test_slurp(out, &zn);
-	assert_non_null(z);
-	assert_int_equal(d9_lz4_decompress(z, zn, &plain, &pn), 0);
-	assert_true(pn > len);
-	assert_memory_equal(plain, seg, len);	/* the segment as sealed */
 	collect(plain, pn, &s);
 	check_table(&s);			/* ts: the last sample's */
 	assert_int_equal(s.nnote, 0);
@@ -572,15 +576,9 @@ static void worker_names_samples_without_stacks(void **state)
 	/* read elsewhere: the library is not there */
 	snprintf(moved, sizeof(moved), "%s.away", lib_path);
 	assert_int_equal(rename(lib_path, moved), 0);
-	d9_sched_stats_init(&ss);
-	assert_int_equal(d9_sched_stats_want_stacks(&ss), 0);
-	assert_int_equal(d9_sched_trace(&ss, plain, pn, &err), 0);
+	read_named(&ss, &syms, plain, pn);
 	assert_int_equal(ss.stacks->nsamples, 2);
 	assert_int_equal(ss.stacks->nsyms, 3);
-	d9_syms_init(&syms);
-	syms.trace = ss.stacks;
-	ss.stacks->symbolize = d9_syms_lookup;
-	ss.stacks->sym_ctx = &syms;
 	d9_sched_stacks_frame(ss.stacks, &ss.stacks->samples[0], 0, buf,
 			      sizeof(buf));
 	assert_string_equal(buf, "symt_gamma+0x1 (libsymt.so)");
@@ -595,7 +593,6 @@ static void worker_names_samples_without_stacks(void **state)
 	d9_syms_free(&syms);
 	d9_sched_stats_free(&ss);
 	free(plain);
-	free(z);
 	free(seg);
 }
 
