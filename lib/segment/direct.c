@@ -42,36 +42,6 @@ static void dio_off(struct d9_dio *d, int fd)
 	__atomic_store_n(&d->used, false, __ATOMIC_RELAXED);
 }
 
-bool d9_dio_begin(struct d9_dio *d, int fd)
-{
-	int fl;
-
-	d->on = false;
-	__atomic_store_n(&d->used, false, __ATOMIC_RELAXED);
-	d->tail = 0;
-	d->base = 0;
-	d->cur = 0;
-	d->carry = false;
-	for (unsigned int i = 0; i < D9_DIO_BUFS; i++) {
-		void *p = NULL;
-
-		if (d->buf[i])
-			continue;
-		if (posix_memalign(&p, D9_DIO_BLOCK, D9_DIO_STAGE)) {
-			d->err = -ENOMEM;
-			return false;
-		}
-		d->buf[i] = p;
-	}
-	fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_DIRECT)) {
-		d->err = -errno;
-		return false;
-	}
-	d->on = true;
-	__atomic_store_n(&d->used, true, __ATOMIC_RELAXED);
-	return true;
-}
 
 /* Reap one completion of ours (waiting for it); 0 or -errno of io_uring. */
 static int dio_reap(struct d9_dio *d, struct io_uring *ring)
@@ -112,6 +82,41 @@ static int dio_wait(struct d9_dio *d, struct io_uring *ring, unsigned int i)
 		}
 	}
 	return 0;
+}
+
+bool d9_dio_begin(struct d9_dio *d, int fd, struct io_uring *ring)
+{
+	int fl;
+
+	/* a file left with writes in flight (try_reopen()): their end */
+	if (ring)
+		dio_wait(d, ring, D9_DIO_BUFS);
+	d->late = 0;
+	d->on = false;
+	__atomic_store_n(&d->used, false, __ATOMIC_RELAXED);
+	d->tail = 0;
+	d->base = 0;
+	d->cur = 0;
+	d->carry = false;
+	for (unsigned int i = 0; i < D9_DIO_BUFS; i++) {
+		void *p = NULL;
+
+		if (d->buf[i])
+			continue;
+		if (posix_memalign(&p, D9_DIO_BLOCK, D9_DIO_STAGE)) {
+			d->err = -ENOMEM;
+			return false;
+		}
+		d->buf[i] = p;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_DIRECT)) {
+		d->err = -errno;
+		return false;
+	}
+	d->on = true;
+	__atomic_store_n(&d->used, true, __ATOMIC_RELAXED);
+	return true;
 }
 
 /*

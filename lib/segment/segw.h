@@ -45,8 +45,11 @@ struct d9_dio {
 	int err;		/* why it is not, or stopped (-errno) */
 };
 
-/* O_DIRECT on @fd, a new empty segment: whether it took it. */
-bool d9_dio_begin(struct d9_dio *d, int fd);
+/*
+ * O_DIRECT on @fd, a new empty segment: whether it took it.  Writes still
+ * in flight to the file before (@ring) are waited for first.
+ */
+bool d9_dio_begin(struct d9_dio *d, int fd, struct io_uring *ring);
 /*
  * Append @iov[0..n) at the file's end: 0, -errno, or D9_DIO_LATE.  With
  * @ring the writes are submitted and not waited for.  After an error

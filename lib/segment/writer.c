@@ -159,7 +159,7 @@ static void direct_begin(struct d9_segw *w)
 {
 	bool was = w->dio.on || !w->dio.err;
 
-	if (d9_dio_begin(&w->dio, w->fd))
+	if (d9_dio_begin(&w->dio, w->fd, w->uring ? &w->ring : NULL))
 		return;
 	if (was)	/* once, not at every segment */
 		d9_log("segments in %s are written through the page cache: "
@@ -401,6 +401,8 @@ static void try_reopen(struct d9_segw *w)
 		return;
 	w->next_retry_ns = now + RETRY_NS;
 	if (w->fd >= 0) {
+		/* its writes done first: their buffers serve the next file */
+		d9_dio_end(&w->dio, w->fd, w->uring ? &w->ring : NULL, w->size);
 		close(w->fd);
 		w->fd = -1;
 	}
@@ -781,10 +783,12 @@ void d9_segw_close(struct d9_segw *w, struct dial9_stats *st)
 {
 	if (!w)
 		return;
-	if (!w->broken)
+	if (!w->broken) {
 		seal(w);
-	else if (w->fd >= 0)
+	} else if (w->fd >= 0) {
+		d9_dio_end(&w->dio, w->fd, w->uring ? &w->ring : NULL, w->size);
 		close(w->fd);
+	}
 	w->size = 0;
 	d9_segw_evict(w);
 	if (st)
