@@ -252,6 +252,7 @@ bench-kmod: deps module $(BUILD)/tests/vm/exit examples $(BUILD)/bench/dial9-rat
 # `dial9 record`.  Prints the tables; docs/benchmarks.md explains them.
 SCHED_BENCH := $(BUILD)/bench/dial9-pingpong $(BUILD)/bench/dial9-record
 SCHED_ROUNDS ?= 20000
+SCHED_STEADY_ROUNDS ?= 100000
 SCHED_REPS ?= 3
 SCHED_LOSS_ROUNDS ?= 1000
 SCHED_PAIRS ?= 1 2 4 8 16 32 64
@@ -369,6 +370,7 @@ bench-sched: deps module $(BUILD)/tests/vm/exit $(SCHED_BENCH) \
 	@set -o pipefail; DIAL9_VM_TIMEOUT=2400 $(SCHED_VM) --smp 1 \
 		--demo "sh /bin/sched.sh cost $(SCHED_ROUNDS) $(SCHED_REPS); \
 			sh /bin/sched.sh idle $(SCHED_IDLE_SECS); \
+			sh /bin/sched.sh steady $(SCHED_STEADY_ROUNDS) 2; \
 			sh /bin/sched.sh libdiag $(SCHED_ROUNDS) $(SCHED_REPS) \
 			$(if $(filter 1,$(SCHED_DIAG)),; sh /bin/sched.sh diag $(SCHED_ROUNDS))" \
 		--out $(BUILD)/bench-sched/cost | grep -E '^(BENCH|vm:)'

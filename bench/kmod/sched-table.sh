@@ -56,6 +56,11 @@ if tr -d '\r' <"$cost" | grep -q '^BENCH part=diag '; then
 	echo "Where dial9's cost goes (own-process session, by record types)"
 	table diag
 fi
+if tr -d '\r' <"$cost" | grep -q '^BENCH part=steady '; then
+	echo
+	echo "libdial9 at steady state: where segments go, what its defaults cost"
+	table steady
+fi
 if tr -d '\r' <"$cost" | grep -q '^BENCH part=libdiag '; then
 	echo
 	echo "libdial9 recording itself: its flush thread at nice 0 (default) and 10"

@@ -13,6 +13,9 @@
 #   sched.sh idle SECS              an idle recorder's CPU and wake-ups
 #   sched.sh libdiag ROUNDS REPS    libdial9 recording itself with its flush
 #                                   thread at nice 0 (its default) and 10
+#   sched.sh steady ROUNDS REPS     libdial9 at steady state: O_DIRECT, the
+#                                   page cache, tmpfs, no occupants, no
+#                                   CPU profile
 #
 # Besides the raw /dev/dial9 readers of bench/kmod (dial9-self, -proc,
 # -sys), the product paths as shipped: dial9-lib is dial9-libpairs, the
@@ -98,21 +101,28 @@ run() {
 	case $cfg in
 	none)
 		DIAL9_ENABLED=0 $cmd >/tmp/out 2>/tmp/err ;;
-	dial9-lib|dial9-lib-n10|dial9-lib-cached|dial9-fleet)
+	dial9-lib|dial9-lib-n10|dial9-lib-cached|dial9-lib-tmpfs|dial9-lib-noocc|dial9-lib-nosamples|dial9-fleet)
 		# libdial9 as shipped: only the switch that turns it on
 		# (-n10: its flush thread at nice 10, as before e1e1c1b;
 		# -fleet: fleet mode, every sealed segment compressed (LZ4)
 		# and written back with its summary, a seal every second).
 		nice=0 fleet= direct=auto
 		[ "$cfg" = dial9-lib-n10 ] && nice=10
-		# -cached: segments through the page cache, not O_DIRECT
+		# -cached: segments through the page cache, not O_DIRECT;
+		# -tmpfs: in the initramfs's tmpfs; -noocc: no occupants;
+		# -nosamples: no CPU profile
+		extra=
 		[ "$cfg" = dial9-lib-cached ] && direct=off
+		[ "$cfg" = dial9-lib-tmpfs ] && extra="DIAL9_TRACE_DIR=/tmp/d9"
+		[ "$cfg" = dial9-lib-noocc ] && extra="DIAL9_SCHED_OCCUPANTS=0"
+		[ "$cfg" = dial9-lib-nosamples ] && extra="DIAL9_CPU_SAMPLE_HZ=0"
+		rm -rf /tmp/d9
 		rm -rf "$T/wb"
 		[ "$cfg" = dial9-fleet ] && mkdir -m 700 "$T/wb" &&
 			fleet="DIAL9_WRITE_BACK_DIR=$T/wb DIAL9_ROTATION_SECS=1"
 		# shellcheck disable=SC2086
 		env DIAL9_ENABLED=1 DIAL9_FLUSH_NICE=$nice DIAL9_DIRECT_IO=$direct \
-			$fleet $cmd \
+			$fleet $extra $cmd \
 			>/tmp/out 2>/tmp/err
 		if ! grep -q 'backend=dial9.ko' /tmp/out; then
 			echo "BENCH-ERROR wl=$wl cfg=$cfg pairs=$pairs rep=$rep: not dial9.ko"
@@ -284,6 +294,18 @@ cost)
 	;;
 idle)
 	idle "$rounds"
+	;;
+steady)
+	# libdial9 at steady state (ROUNDS long: past the recorder's start),
+	# where its segments go and what its defaults cost
+	r=1
+	while [ "$r" -le "$1" ]; do
+		for cfg in none dial9-lib dial9-lib-cached dial9-lib-tmpfs \
+			dial9-lib-noocc dial9-lib-nosamples; do
+			run libpp "$cfg" 1 "$r"
+		done
+		r=$((r + 1))
+	done
 	;;
 libdiag)
 	r=1
