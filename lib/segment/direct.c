@@ -48,8 +48,11 @@ static int dio_reap(struct d9_dio *d, struct io_uring *ring)
 {
 	struct io_uring_cqe *cqe;
 	unsigned int i;
-	int ret = io_uring_wait_cqe(ring, &cqe);
+	int ret;
 
+	do	/* a signal is no answer */
+		ret = io_uring_wait_cqe(ring, &cqe);
+	while (ret == -EINTR);
 	if (ret)
 		return ret;
 	i = (unsigned int)(cqe->user_data - DIO_TAG);
