@@ -42,7 +42,6 @@ static void dio_off(struct d9_dio *d, int fd)
 	__atomic_store_n(&d->used, false, __ATOMIC_RELAXED);
 }
 
-
 /* Reap one completion of ours (waiting for it); 0 or -errno of io_uring. */
 static int dio_reap(struct d9_dio *d, struct io_uring *ring)
 {
@@ -207,20 +206,27 @@ static void dio_stop(struct d9_dio *d, int fd, struct io_uring *ring)
 	dio_off(d, fd);
 }
 
+int d9_dio_settle(struct d9_dio *d, int fd, struct io_uring *ring)
+{
+	if (!d->on || !ring)
+		return 0;
+	dio_wait(d, ring, D9_DIO_BUFS);
+	if (!d->late)
+		return 0;
+	d->err = d->late;
+	d->late = 0;
+	dio_stop(d, fd, ring);
+	return D9_DIO_LATE;
+}
+
 int d9_dio_append(struct d9_dio *d, int fd, struct io_uring *ring,
 		  const struct iovec *iov, unsigned int n)
 {
-	int ret = 0;
-
 	/* the last append's writes: done, and whole? */
-	if (ring)
-		dio_wait(d, ring, D9_DIO_BUFS);
-	if (d->late) {
-		d->err = d->late;
-		d->late = 0;
-		dio_stop(d, fd, ring);
-		return D9_DIO_LATE;
-	}
+	int ret = d9_dio_settle(d, fd, ring);
+
+	if (ret)
+		return ret;
 	dio_carry(d);
 	for (unsigned int i = 0; i < n && !ret; i++) {
 		const uint8_t *p = iov[i].iov_base;
@@ -254,31 +260,11 @@ int d9_dio_append(struct d9_dio *d, int fd, struct io_uring *ring,
 	return ret;
 }
 
-int d9_dio_settle(struct d9_dio *d, int fd, struct io_uring *ring)
-{
-	if (!d->on || !ring)
-		return 0;
-	dio_wait(d, ring, D9_DIO_BUFS);
-	if (!d->late)
-		return 0;
-	d->err = d->late;
-	d->late = 0;
-	dio_stop(d, fd, ring);
-	return D9_DIO_LATE;
-}
-
 int d9_dio_end(struct d9_dio *d, int fd, struct io_uring *ring, uint64_t size)
 {
 	bool was = d->on;
-	int late = 0;
+	int late = d9_dio_settle(d, fd, ring);
 
-	if (ring)
-		dio_wait(d, ring, D9_DIO_BUFS);
-	if (d->late) {
-		late = d->late;
-		d->err = late;
-		d->late = 0;
-	}
 	d->on = false;
 	d->tail = 0;
 	d->base = 0;

@@ -596,15 +596,16 @@ uint64_t d9_segw_write(struct d9_segw *w, struct d9_batch **b, unsigned int n)
 	return written;
 }
 
-/* @iov[0..n) at @off, whole: 0 or -errno (io_uring's one writev, or
- * pwritev; a short write is finished with pwrite). */
+/* @iov[0..n) at @off, whole: 0 or -errno (io_uring's one writev if
+ * there is one and @uring, or pwritev; a short write is finished with
+ * pwrite). */
 static int writev_all(struct d9_segw *w, const struct iovec *iov,
-		      unsigned int n, uint64_t off)
+		      unsigned int n, uint64_t off, bool uring)
 {
 	ssize_t done;
 	int ret;
 
-	if (w->uring) {
+	if (w->uring && uring) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
 		struct io_uring_cqe *cqe;
 
@@ -664,18 +665,7 @@ static int append(struct d9_segw *w, const struct iovec *iov, unsigned int n,
 		/* the last append was lost: cut, then this one buffered */
 		dio_take_back(w);
 	}
-	if (!uring) {
-		int ret = 0;
-		uint64_t off = w->size;
-
-		for (unsigned int i = 0; i < n && !ret; i++) {
-			ret = pwrite_all(w->fd, iov[i].iov_base,
-					 iov[i].iov_len, off);
-			off += iov[i].iov_len;
-		}
-		return ret;
-	}
-	return writev_all(w, iov, n, w->size);
+	return writev_all(w, iov, n, w->size, uring);
 }
 
 uint64_t d9_segw_write_stream(struct d9_segw *w, const struct iovec *iov,
